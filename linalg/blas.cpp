@@ -1,0 +1,123 @@
+#include "linalg/blas.hpp"
+
+#include <cblas.h>
+
+#include <stdexcept>
+#include <string>
+
+// LAPACK's Fortran entry points, provided by OpenBLAS.
+extern "C" {
+void dpotrf_(const char* uplo, const int* n, double* a, const int* lda, int* info);
+void dpotrs_(const char* uplo, const int* n, const int* nrhs, const double* a, const int* lda,
+             double* b, const int* ldb, int* info);
+}
+
+namespace cholsim::linalg::blas {
+namespace {
+
+CBLAS_TRANSPOSE to_cblas(Transpose t) { return t == Transpose::no ? CblasNoTrans : CblasTrans; }
+
+void require(bool condition, const char* routine, const std::string& what) {
+  if (!condition) throw std::invalid_argument(std::string(routine) + ": " + what);
+}
+
+template <typename View>
+void require_leading_dimension(const View& v, const char* routine) {
+  require(v.ld >= (v.rows > 0 ? v.rows : 1), routine, "leading dimension smaller than rows");
+}
+
+Index op_rows(ConstDenseView a, Transpose t) { return t == Transpose::no ? a.rows : a.cols; }
+Index op_cols(ConstDenseView a, Transpose t) { return t == Transpose::no ? a.cols : a.rows; }
+
+}  // namespace
+
+void gemm(Transpose trans_a, Transpose trans_b, double alpha, ConstDenseView a, ConstDenseView b,
+          double beta, DenseView c) {
+  const Index m = op_rows(a, trans_a);
+  const Index k = op_cols(a, trans_a);
+  const Index n = op_cols(b, trans_b);
+  require(op_rows(b, trans_b) == k, "gemm", "inner dimensions differ");
+  require(c.rows == m && c.cols == n, "gemm", "C has the wrong shape");
+  require_leading_dimension(a, "gemm");
+  require_leading_dimension(b, "gemm");
+  require_leading_dimension(c, "gemm");
+  if (m == 0 || n == 0) return;
+  cblas_dgemm(CblasColMajor, to_cblas(trans_a), to_cblas(trans_b), m, n, k, alpha, a.data, a.ld,
+              b.data, b.ld, beta, c.data, c.ld);
+}
+
+void syrk(Transpose trans, double alpha, ConstDenseView a, double beta, DenseView c) {
+  const Index n = op_rows(a, trans);
+  const Index k = op_cols(a, trans);
+  require(c.rows == n && c.cols == n, "syrk", "C must be square with the rows of op(A)");
+  require_leading_dimension(a, "syrk");
+  require_leading_dimension(c, "syrk");
+  if (n == 0) return;
+  cblas_dsyrk(CblasColMajor, CblasLower, to_cblas(trans), n, k, alpha, a.data, a.ld, beta, c.data,
+              c.ld);
+}
+
+void syr2k(double alpha, ConstDenseView a, ConstDenseView b, double beta, DenseView c) {
+  require(a.rows == b.rows && a.cols == b.cols, "syr2k", "A and B differ in shape");
+  require(c.rows == a.rows && c.cols == a.rows, "syr2k", "C must be square with the rows of A");
+  require_leading_dimension(a, "syr2k");
+  require_leading_dimension(b, "syr2k");
+  require_leading_dimension(c, "syr2k");
+  if (c.rows == 0) return;
+  cblas_dsyr2k(CblasColMajor, CblasLower, CblasNoTrans, c.rows, a.cols, alpha, a.data, a.ld,
+               b.data, b.ld, beta, c.data, c.ld);
+}
+
+void trsm(Side side, Transpose trans, Diagonal diag, double alpha, ConstDenseView lower,
+          DenseView b) {
+  require(lower.rows == lower.cols, "trsm", "L must be square");
+  require(side == Side::left ? b.rows == lower.rows : b.cols == lower.rows, "trsm",
+          "B does not match L");
+  require_leading_dimension(lower, "trsm");
+  require_leading_dimension(b, "trsm");
+  if (b.rows == 0 || b.cols == 0) return;
+  cblas_dtrsm(CblasColMajor, side == Side::left ? CblasLeft : CblasRight, CblasLower,
+              to_cblas(trans), diag == Diagonal::unit ? CblasUnit : CblasNonUnit, b.rows, b.cols,
+              alpha, lower.data, lower.ld, b.data, b.ld);
+}
+
+void trsv(Transpose trans, Diagonal diag, ConstDenseView lower, double* x, Index increment) {
+  require(lower.rows == lower.cols, "trsv", "L must be square");
+  require(increment != 0, "trsv", "zero increment");
+  require_leading_dimension(lower, "trsv");
+  if (lower.rows == 0) return;
+  cblas_dtrsv(CblasColMajor, CblasLower, to_cblas(trans),
+              diag == Diagonal::unit ? CblasUnit : CblasNonUnit, lower.rows, lower.data, lower.ld,
+              x, increment);
+}
+
+int potrf(DenseView a) {
+  require(a.rows == a.cols, "potrf", "A must be square");
+  require_leading_dimension(a, "potrf");
+  if (a.rows == 0) return 0;
+  const char uplo = 'L';
+  const int n = a.rows;
+  const int lda = a.ld;
+  int info = 0;
+  dpotrf_(&uplo, &n, a.data, &lda, &info);
+  require(info >= 0, "potrf", "illegal argument " + std::to_string(-info));
+  return info;
+}
+
+void potrs(ConstDenseView factor, DenseView b) {
+  require(factor.rows == factor.cols, "potrs", "factor must be square");
+  require(b.rows == factor.rows, "potrs", "B does not match the factor");
+  require_leading_dimension(factor, "potrs");
+  require_leading_dimension(b, "potrs");
+  if (b.rows == 0 || b.cols == 0) return;
+  const char uplo = 'L';
+  const int n = factor.rows;
+  const int nrhs = b.cols;
+  const int lda = factor.ld;
+  const int ldb = b.ld;
+  int info = 0;
+  dpotrs_(&uplo, &n, &nrhs, factor.data, &lda, b.data, &ldb, &info);
+  require(info == 0, "potrs", "illegal argument " + std::to_string(-info));
+}
+
+}  // namespace cholsim::linalg::blas

@@ -1,0 +1,41 @@
+#pragma once
+// Thin checked wrappers over the BLAS/LAPACK routines cholsim uses (OpenBLAS underneath).
+//
+// Each wrapper checks operand shapes and throws std::invalid_argument on a mismatch, so a
+// wrong call fails loudly instead of reading out of bounds. Numerical outcomes (a pivot that
+// is not positive in potrf) are returned, never thrown: they are results, not misuse.
+#include "linalg/dense_matrix.hpp"
+
+namespace cholsim::linalg::blas {
+
+enum class Transpose { no, yes };
+enum class Side { left, right };
+enum class Diagonal { non_unit, unit };
+
+/// C = alpha·op(A)·op(B) + beta·C.
+void gemm(Transpose trans_a, Transpose trans_b, double alpha, ConstDenseView a, ConstDenseView b,
+          double beta, DenseView c);
+
+/// Lower triangle of C = alpha·A·Aᵀ + beta·C (trans = no) or alpha·Aᵀ·A + beta·C (trans = yes).
+void syrk(Transpose trans, double alpha, ConstDenseView a, double beta, DenseView c);
+
+/// Lower triangle of C = alpha·(A·Bᵀ + B·Aᵀ) + beta·C.
+void syr2k(double alpha, ConstDenseView a, ConstDenseView b, double beta, DenseView c);
+
+/// Solves op(L)·X = alpha·B (side left) or X·op(L) = alpha·B (side right) in place of B, with
+/// L lower triangular.
+void trsm(Side side, Transpose trans, Diagonal diag, double alpha, ConstDenseView lower,
+          DenseView b);
+
+/// Solves op(L)·x = b in place for one vector with stride `increment`.
+void trsv(Transpose trans, Diagonal diag, ConstDenseView lower, double* x, Index increment = 1);
+
+/// Cholesky factorization of the lower triangle of `a` in place (upper part untouched).
+/// Returns 0 on success, or k ≥ 1 when the leading minor of order k is not positive definite
+/// (LAPACK's info).
+int potrf(DenseView a);
+
+/// Solves A·X = B with the factor from potrf, in place of B.
+void potrs(ConstDenseView factor, DenseView b);
+
+}  // namespace cholsim::linalg::blas
