@@ -46,6 +46,18 @@ void gemm(Transpose trans_a, Transpose trans_b, double alpha, ConstDenseView a, 
               b.data, b.ld, beta, c.data, c.ld);
 }
 
+void gemv(Transpose trans, double alpha, ConstDenseView a, const double* x, double beta,
+          double* y) {
+  require_leading_dimension(a, "gemv");
+  if (a.rows == 0 || a.cols == 0) {
+    const Index length = op_rows(a, trans);
+    for (Index i = 0; i < length; ++i) y[i] = beta == 0.0 ? 0.0 : beta * y[i];
+    return;
+  }
+  cblas_dgemv(CblasColMajor, to_cblas(trans), a.rows, a.cols, alpha, a.data, a.ld, x, 1, beta, y,
+              1);
+}
+
 void syrk(Transpose trans, double alpha, ConstDenseView a, double beta, DenseView c) {
   const Index n = op_rows(a, trans);
   const Index k = op_cols(a, trans);

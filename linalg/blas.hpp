@@ -16,6 +16,9 @@ enum class Diagonal { non_unit, unit };
 void gemm(Transpose trans_a, Transpose trans_b, double alpha, ConstDenseView a, ConstDenseView b,
           double beta, DenseView c);
 
+/// y = alpha·op(A)·x + beta·y for contiguous vectors x and y.
+void gemv(Transpose trans, double alpha, ConstDenseView a, const double* x, double beta, double* y);
+
 /// Lower triangle of C = alpha·A·Aᵀ + beta·C (trans = no) or alpha·Aᵀ·A + beta·C (trans = yes).
 void syrk(Transpose trans, double alpha, ConstDenseView a, double beta, DenseView c);
 

@@ -1,0 +1,144 @@
+#include "factor/cholesky_factor.hpp"
+
+#include <chrono>
+#include <cmath>
+#include <sstream>
+#include <stdexcept>
+
+#include "factor/multifrontal.hpp"
+#include "factor/tree_scheduler.hpp"
+#include "linalg/blas_threads.hpp"
+
+namespace cholsim::factor {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+FactorStatus failure(FactorStatusCode code, std::string message) {
+  FactorStatus status;
+  status.code = code;
+  status.message = std::move(message);
+  return status;
+}
+
+// The first NaN/Inf in column-major order, or ok.
+FactorStatus check_finite_values(const linalg::SymmetricCscMatrix& a) {
+  const linalg::CscMatrix& l = a.lower;
+  for (Index c = 0; c < l.cols; ++c) {
+    for (linalg::Offset p = l.col_ptr[c]; p < l.col_ptr[c + 1]; ++p) {
+      if (!std::isfinite(l.values[p])) {
+        std::ostringstream message;
+        message << "value " << l.values[p] << " at (" << l.row_idx[p] << ", " << c
+                << ") is not finite";
+        FactorStatus status = failure(FactorStatusCode::non_finite_value, message.str());
+        status.row = l.row_idx[p];
+        status.column = c;
+        status.value = l.values[p];
+        return status;
+      }
+    }
+  }
+  return {FactorStatusCode::ok, -1, -1, 0.0, {}};
+}
+
+FactorStatus check_matrix(const Symbolic& symbolic, const linalg::SymmetricCscMatrix& a,
+                          bool check_finite) {
+  if (a.size() != symbolic.size()) {
+    return failure(FactorStatusCode::size_mismatch,
+                   "matrix is " + std::to_string(a.size()) + "x" + std::to_string(a.size()) +
+                       " but the analysis was for size " + std::to_string(symbolic.size()));
+  }
+  if (!a.lower.has_values()) {
+    return failure(FactorStatusCode::pattern_mismatch, "matrix has no values");
+  }
+  if (!symbolic.matches_pattern(a)) {
+    return failure(FactorStatusCode::pattern_mismatch,
+                   "matrix pattern differs from the analysed pattern (" +
+                       std::to_string(a.nnz_lower()) + " stored entries); analyze it again");
+  }
+  if (check_finite) return check_finite_values(a);
+  return {FactorStatusCode::ok, -1, -1, 0.0, {}};
+}
+
+int resolve_threads(int requested) { return requested > 0 ? requested : linalg::hardware_threads(); }
+
+}  // namespace
+
+Factor::Factor(std::shared_ptr<const Symbolic> symbolic) : symbolic_(std::move(symbolic)) {
+  if (!symbolic_) throw std::invalid_argument("Factor: null symbolic analysis");
+}
+
+const FactorStatus& Factor::factorize(const linalg::SymmetricCscMatrix& a,
+                                      const FactorOptions& options) {
+  const auto start = Clock::now();
+  const Symbolic& sym = *symbolic_;
+  stats_ = {};
+  status_ = check_matrix(sym, a, options.check_finite);
+  if (!status_.ok()) return status_;
+
+  const int threads = resolve_threads(options.threads);
+  values_.resize(static_cast<std::size_t>(sym.factor_value_count()));
+  std::vector<double> cost(static_cast<std::size_t>(sym.supernode_count()));
+  for (Index s = 0; s < sym.supernode_count(); ++s) cost[s] = sym.supernode_flops(s);
+  const TreeSchedule schedule = plan_tree_schedule(sym, cost, threads);
+
+  UpdateBlockStore updates(sym.supernode_count());
+  // failing_column[s]: 1-based column inside s where potrf stopped, 0 if none.
+  std::vector<int> failing_column(static_cast<std::size_t>(sym.supernode_count()), 0);
+  run_tree_schedule(sym, schedule, threads, [&](Index s) {
+    failing_column[s] = compute_supernode(sym, s, a.lower.values, values_, updates, true);
+    return failing_column[s] == 0;
+  });
+
+  // The first failure in elimination order is the one a sequential factorization would meet.
+  for (Index s = 0; s < sym.supernode_count(); ++s) {
+    if (failing_column[s] == 0) continue;
+    const Index column = sym.permutation()[sym.first_column(s) + failing_column[s] - 1];
+    status_ = failure(FactorStatusCode::not_positive_definite,
+                      "matrix is not positive definite: pivot of column " + std::to_string(column) +
+                          " is not positive");
+    status_.column = column;
+    break;
+  }
+
+  stats_.seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  stats_.flops = sym.stats().flops;
+  stats_.gflops = stats_.seconds > 0 ? stats_.flops / stats_.seconds * 1e-9 : 0.0;
+  stats_.threads = threads;
+  stats_.factor_bytes = sym.stats().factor_bytes;
+  stats_.peak_update_bytes = updates.peak_bytes();
+  stats_.parallel_subtrees = static_cast<Index>(schedule.subtree_roots.size());
+  stats_.top_supernodes = static_cast<Index>(schedule.top.size());
+  return status_;
+}
+
+void Factor::require_factored(const char* operation) const {
+  if (!status_.ok()) {
+    throw std::logic_error(std::string(operation) + ": no successful factorization (" +
+                           (status_.message.empty() ? "not factored" : status_.message) + ")");
+  }
+}
+
+linalg::CscMatrix Factor::factor_matrix() const {
+  require_factored("factor_matrix");
+  const Symbolic& sym = *symbolic_;
+  linalg::CscMatrix l;
+  l.rows = l.cols = sym.size();
+  l.col_ptr.assign(static_cast<std::size_t>(sym.size()) + 1, 0);
+  for (Index s = 0; s < sym.supernode_count(); ++s) {
+    const Index k = sym.column_count(s);
+    const Index m = sym.row_count(s);
+    const auto rows = sym.rows(s);
+    const double* block = values_.data() + sym.value_offset(s);
+    for (Index j = 0; j < k; ++j) {
+      for (Index i = j; i < m; ++i) {
+        l.row_idx.push_back(rows[i]);
+        l.values.push_back(block[static_cast<std::int64_t>(j) * m + i]);
+      }
+      l.col_ptr[sym.first_column(s) + j + 1] = static_cast<linalg::Offset>(l.row_idx.size());
+    }
+  }
+  return l;
+}
+
+}  // namespace cholsim::factor

@@ -1,0 +1,256 @@
+#include "factor/symbolic.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <numeric>
+#include <stdexcept>
+
+#include "factor/column_counts.hpp"
+#include "factor/elimination_tree.hpp"
+
+namespace cholsim::factor {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+std::vector<Index> choose_ordering(const linalg::SymmetricCscMatrix& pattern,
+                                   const AnalyzeOptions& options) {
+  switch (options.ordering) {
+    case OrderingMethod::nested_dissection:
+      return nested_dissection_ordering(pattern, options.dofs_per_node);
+    case OrderingMethod::natural: {
+      std::vector<Index> identity(static_cast<std::size_t>(pattern.size()));
+      std::iota(identity.begin(), identity.end(), 0);
+      return identity;
+    }
+    case OrderingMethod::given:
+      linalg::check_permutation(options.given_permutation, pattern.size(),
+                                "analyze: given permutation");
+      return options.given_permutation;
+  }
+  throw std::invalid_argument("analyze: unknown ordering method");
+}
+
+// Flops of one dense supernode step with m rows and k columns: potrf (k³/3) + trsm ((m−k)k²)
+// + syrk ((m−k)²k), multiplications and additions both counted, as LAPACK and CHOLMOD count.
+double dense_step_flops(double m, double k) {
+  const double r = m - k;
+  return k * k * k / 3.0 + r * k * k + r * r * k;
+}
+
+}  // namespace
+
+std::uint64_t pattern_hash(const linalg::SymmetricCscMatrix& pattern) {
+  // FNV-1a over 64-bit words: cheap next to a factorization and sensitive to any change.
+  std::uint64_t hash = 1469598103934665603ULL;
+  auto mix = [&hash](std::uint64_t word) {
+    hash ^= word;
+    hash *= 1099511628211ULL;
+  };
+  mix(static_cast<std::uint64_t>(pattern.size()));
+  for (linalg::Offset p : pattern.lower.col_ptr) mix(static_cast<std::uint64_t>(p));
+  for (Index r : pattern.lower.row_idx) mix(static_cast<std::uint64_t>(r));
+  return hash;
+}
+
+double Symbolic::supernode_flops(Index s) const {
+  return dense_step_flops(row_count(s), column_count(s));
+}
+
+bool Symbolic::matches_pattern(const linalg::SymmetricCscMatrix& a) const {
+  return a.size() == n_ && a.nnz_lower() == pattern_nnz_ && pattern_hash(a) == pattern_hash_;
+}
+
+std::shared_ptr<const Symbolic> analyze(const linalg::SymmetricCscMatrix& pattern,
+                                        const AnalyzeOptions& options) {
+  const auto start = Clock::now();
+  linalg::check_valid(pattern);
+  auto symbolic = std::make_shared<Symbolic>();
+  Symbolic& sym = *symbolic;
+  const Index n = pattern.size();
+  sym.n_ = n;
+  sym.pattern_hash_ = pattern_hash(pattern);
+  sym.pattern_nnz_ = pattern.nnz_lower();
+
+  // 1. Fill-reducing ordering, then a postorder of its elimination tree so that every
+  //    subtree — and so every supernode — occupies contiguous columns.
+  const std::vector<Index> fill_ordering = choose_ordering(pattern, options);
+  sym.stats_.ordering_seconds = seconds_since(start);
+  const auto symbolic_start = Clock::now();
+  const linalg::SymmetricCscMatrix ordered = linalg::permute_symmetric(pattern, fill_ordering);
+  const std::vector<Index> ordered_parent = elimination_tree(ordered);
+  const std::vector<Index> post = postorder(ordered_parent);
+  std::vector<Index> post_position(static_cast<std::size_t>(n));
+  for (Index k = 0; k < n; ++k) post_position[post[k]] = k;
+  sym.permutation_.resize(static_cast<std::size_t>(n));
+  std::vector<Index> parent(static_cast<std::size_t>(n));
+  for (Index k = 0; k < n; ++k) {
+    sym.permutation_[k] = fill_ordering[post[k]];
+    const Index p = ordered_parent[post[k]];
+    parent[k] = p == -1 ? -1 : post_position[p];
+  }
+  sym.inverse_permutation_ = linalg::invert_permutation(sym.permutation_);
+  const linalg::SymmetricCscMatrix eliminated = linalg::permute_symmetric(pattern, sym.permutation_);
+  const linalg::CscMatrix& lower = eliminated.lower;
+
+  // 2. Column counts and supernodes.
+  std::vector<Index> identity(static_cast<std::size_t>(n));
+  std::iota(identity.begin(), identity.end(), 0);
+  const std::vector<Index> counts = column_counts(eliminated, parent, identity);
+  const SupernodePartition fundamental = fundamental_supernodes(parent, counts);
+  const SupernodePartition partition = amalgamate(fundamental, options.amalgamation);
+  const Index supernodes = partition.count();
+  sym.first_column_ = partition.first_column;
+  sym.parent_ = partition.parent;
+
+  // 3. Children lists (increasing) and subtree ranges of the supernodal tree.
+  sym.child_ptr_.assign(static_cast<std::size_t>(supernodes) + 1, 0);
+  for (Index s = 0; s < supernodes; ++s) {
+    if (sym.parent_[s] != -1) ++sym.child_ptr_[sym.parent_[s] + 1];
+  }
+  std::partial_sum(sym.child_ptr_.begin(), sym.child_ptr_.end(), sym.child_ptr_.begin());
+  sym.children_.resize(static_cast<std::size_t>(sym.child_ptr_.back()));
+  {
+    std::vector<Index> next(sym.child_ptr_.begin(), sym.child_ptr_.end() - 1);
+    for (Index s = 0; s < supernodes; ++s) {
+      if (sym.parent_[s] != -1) sym.children_[next[sym.parent_[s]]++] = s;
+    }
+  }
+  sym.subtree_begin_.resize(static_cast<std::size_t>(supernodes));
+  for (Index s = 0; s < supernodes; ++s) {
+    const auto kids = sym.children(s);
+    sym.subtree_begin_[s] = kids.empty() ? s : sym.subtree_begin_[kids.front()];
+  }
+
+  // 4. Row structure of every supernode: its columns, A's rows below them, and the update
+  //    rows of its children that lie below its columns.
+  std::vector<Index> marker(static_cast<std::size_t>(n), -1);
+  sym.row_ptr_.assign(static_cast<std::size_t>(supernodes) + 1, 0);
+  sym.rows_.reserve(static_cast<std::size_t>(std::accumulate(
+      partition.row_count.begin(), partition.row_count.end(), std::int64_t{0})));
+  for (Index s = 0; s < supernodes; ++s) {
+    const Index first = sym.first_column_[s];
+    const Index end = sym.first_column_[s + 1];
+    const auto begin_rows = static_cast<std::ptrdiff_t>(sym.rows_.size());
+    for (Index j = first; j < end; ++j) {
+      sym.rows_.push_back(j);
+      marker[j] = s;
+    }
+    auto add_row = [&](Index r) {
+      if (marker[r] != s) {
+        marker[r] = s;
+        sym.rows_.push_back(r);
+      }
+    };
+    for (Index j = first; j < end; ++j) {
+      for (linalg::Offset p = lower.col_ptr[j]; p < lower.col_ptr[j + 1]; ++p) add_row(lower.row_idx[p]);
+    }
+    for (Index c : sym.children(s)) {
+      for (Index r : sym.rows(c).subspan(static_cast<std::size_t>(sym.column_count(c)))) add_row(r);
+    }
+    std::sort(sym.rows_.begin() + begin_rows + (end - first), sym.rows_.end());
+    sym.row_ptr_[s + 1] = static_cast<std::int64_t>(sym.rows_.size());
+  }
+
+  // 5. Relative indices for extend-add: each update row's position in its parent's rows.
+  std::vector<Index> position(static_cast<std::size_t>(n), -1);
+  sym.parent_position_.assign(sym.rows_.size(), -1);
+  for (Index s = 0; s < supernodes; ++s) {
+    const auto rows_s = sym.rows(s);
+    for (Index i = 0; i < static_cast<Index>(rows_s.size()); ++i) position[rows_s[i]] = i;
+    for (Index c : sym.children(s)) {
+      const Index k = sym.column_count(c);
+      for (std::int64_t p = sym.row_ptr_[c] + k; p < sym.row_ptr_[c + 1]; ++p) {
+        sym.parent_position_[p] = position[sym.rows_[p]];
+      }
+    }
+  }
+
+  // 6. Value offsets of the m×k blocks.
+  sym.value_ptr_.assign(static_cast<std::size_t>(supernodes) + 1, 0);
+  for (Index s = 0; s < supernodes; ++s) {
+    sym.value_ptr_[s + 1] = sym.value_ptr_[s] + static_cast<std::int64_t>(sym.row_count(s)) *
+                                                    sym.column_count(s);
+  }
+
+  // 7. Scatter map of A's entries (user numbering) into the supernodal blocks.
+  std::vector<Index> supernode_of(static_cast<std::size_t>(n));
+  for (Index s = 0; s < supernodes; ++s) {
+    std::fill(supernode_of.begin() + sym.first_column_[s], supernode_of.begin() + sym.first_column_[s + 1], s);
+  }
+  const linalg::CscMatrix& user = pattern.lower;
+  const auto entries = static_cast<std::size_t>(user.nnz());
+  std::vector<Index> entry_row(entries);
+  std::vector<Index> entry_column(entries);
+  sym.a_entry_ptr_.assign(static_cast<std::size_t>(supernodes) + 1, 0);
+  for (Index c = 0; c < n; ++c) {
+    for (linalg::Offset p = user.col_ptr[c]; p < user.col_ptr[c + 1]; ++p) {
+      Index row = sym.inverse_permutation_[user.row_idx[p]];
+      Index column = sym.inverse_permutation_[c];
+      if (row < column) std::swap(row, column);
+      entry_row[p] = row;
+      entry_column[p] = column;
+      ++sym.a_entry_ptr_[supernode_of[column] + 1];
+    }
+  }
+  std::partial_sum(sym.a_entry_ptr_.begin(), sym.a_entry_ptr_.end(), sym.a_entry_ptr_.begin());
+  sym.a_source_.resize(entries);
+  sym.a_target_.resize(entries);
+  {
+    std::vector<std::int64_t> next(sym.a_entry_ptr_.begin(), sym.a_entry_ptr_.end() - 1);
+    for (std::size_t e = 0; e < entries; ++e) sym.a_source_[next[supernode_of[entry_column[e]]]++] = static_cast<std::int64_t>(e);
+  }
+  for (Index s = 0; s < supernodes; ++s) {
+    const auto rows_s = sym.rows(s);
+    for (Index i = 0; i < static_cast<Index>(rows_s.size()); ++i) position[rows_s[i]] = i;
+    const std::int64_t m = sym.row_count(s);
+    std::vector<std::pair<std::int64_t, std::int64_t>> pairs;
+    for (std::int64_t q = sym.a_entry_ptr_[s]; q < sym.a_entry_ptr_[s + 1]; ++q) {
+      const std::int64_t e = sym.a_source_[q];
+      pairs.emplace_back((entry_column[e] - sym.first_column_[s]) * m + position[entry_row[e]], e);
+    }
+    // Sorted by target so that scattering A writes each block front to back.
+    std::sort(pairs.begin(), pairs.end());
+    for (std::size_t i = 0; i < pairs.size(); ++i) {
+      sym.a_target_[sym.a_entry_ptr_[s] + static_cast<std::int64_t>(i)] = pairs[i].first;
+      sym.a_source_[sym.a_entry_ptr_[s] + static_cast<std::int64_t>(i)] = pairs[i].second;
+    }
+  }
+
+  // 8. Statistics.
+  AnalyzeStats& stats = sym.stats_;
+  stats.n = n;
+  stats.nnz_a_lower = pattern.nnz_lower();
+  stats.nnz_l = sym.factor_value_count() - [&] {
+    std::int64_t upper = 0;  // the strictly upper parts of the diagonal blocks are not in L
+    for (Index s = 0; s < supernodes; ++s) {
+      const std::int64_t k = sym.column_count(s);
+      upper += k * (k - 1) / 2;
+    }
+    return upper;
+  }();
+  stats.nnz_l_exact = std::accumulate(counts.begin(), counts.end(), std::int64_t{0});
+  stats.supernodes = supernodes;
+  stats.fundamental_supernodes = fundamental.count();
+  std::vector<std::int64_t> depth(static_cast<std::size_t>(supernodes), 1);
+  for (Index s = supernodes - 1; s >= 0; --s) {
+    if (sym.parent_[s] != -1) depth[s] = depth[sym.parent_[s]] + 1;
+    stats.tree_levels = std::max(stats.tree_levels, depth[s]);
+    stats.flops += sym.supernode_flops(s);
+    stats.largest_front = std::max(stats.largest_front, sym.row_count(s));
+    stats.largest_supernode_columns = std::max(stats.largest_supernode_columns, sym.column_count(s));
+    std::size_t bucket = 0;
+    for (Index width = sym.column_count(s); width > 1 && bucket + 1 < stats.column_histogram.size(); width /= 2) ++bucket;
+    ++stats.column_histogram[bucket];
+  }
+  stats.factor_bytes = sym.factor_value_count() * static_cast<std::int64_t>(sizeof(double));
+  stats.symbolic_seconds = seconds_since(symbolic_start);
+  stats.total_seconds = seconds_since(start);
+  return symbolic;
+}
+
+}  // namespace cholsim::factor
