@@ -9,28 +9,47 @@ namespace {
 
 namespace blas = linalg::blas;
 
-// Extend-add of a child's update block (`size`×`size`, rows mapped to the parent's rows by
-// `position`) into the columns of the parent's factor block that are pivot columns of the
-// parent: child columns j < split map to positions < k. Returns split.
-Index extend_add_into_factor(const double* child, Index size, std::span<const Index> position,
-                             Index k, Index m, double* factor_block) {
+// Extend-add of a child's update block (rows mapped to the parent's rows by `position`)
+// into the parent's factor block, for the child columns that land in the parent's pivot
+// columns (positions < k, a prefix since positions increase). Returns that prefix's length.
+Index extend_add_into_factor(const double* child, PanelLowerLayout layout,
+                             std::span<const Index> position, Index k, Index m, double* factor_block) {
   Index split = 0;
-  while (split < size && position[split] < k) ++split;
+  while (split < layout.size && position[split] < k) ++split;
   for (Index j = 0; j < split; ++j) {
     double* target = factor_block + static_cast<std::int64_t>(position[j]) * m;
-    const double* source = child + static_cast<std::int64_t>(j) * size;
-    for (Index i = j; i < size; ++i) target[position[i]] += source[i];
+    const double* source = child + layout.column_offset(j);  // source[i − j] = entry (i, j)
+    for (Index i = j; i < layout.size; ++i) target[position[i]] += source[i - j];
   }
   return split;
 }
 
 // The remaining child columns (j ≥ split) land entirely in the parent's update block.
-void extend_add_into_update(const double* child, Index size, std::span<const Index> position,
-                            Index split, Index k, double* update_block, Index update_size) {
-  for (Index j = split; j < size; ++j) {
-    double* target = update_block + static_cast<std::int64_t>(position[j] - k) * update_size;
-    const double* source = child + static_cast<std::int64_t>(j) * size;
-    for (Index i = j; i < size; ++i) target[position[i] - k] += source[i];
+void extend_add_into_update(const double* child, PanelLowerLayout layout,
+                            std::span<const Index> position, Index split, Index k,
+                            double* update_block, PanelLowerLayout update_layout) {
+  for (Index j = split; j < layout.size; ++j) {
+    const Index offset = position[j];  // target[r − offset] = parent update entry (r − k, offset − k)
+    double* target = update_block + update_layout.column_offset(offset - k);
+    const double* source = child + layout.column_offset(j);
+    for (Index i = j; i < layout.size; ++i) target[position[i] - offset] += source[i - j];
+  }
+}
+
+// U = −L21·L21ᵀ, panel by panel: syrk on each panel's diagonal block, gemm below it.
+void compute_update_block(linalg::ConstDenseView below, double* update, PanelLowerLayout layout) {
+  for (Index p = 0; p < layout.panels(); ++p) {
+    const Index first = p * PanelLowerLayout::panel_width;
+    const Index width = std::min(PanelLowerLayout::panel_width, layout.size - first);
+    const Index ld = layout.leading_dimension(p);
+    double* panel = update + layout.panel_offset(p);
+    const linalg::ConstDenseView panel_rows = below.block(first, 0, width, below.cols);
+    blas::syrk(blas::Transpose::no, -1.0, panel_rows, 0.0, {panel, width, width, ld});
+    if (ld > width) {
+      blas::gemm(blas::Transpose::no, blas::Transpose::yes, -1.0,
+                 below.block(first + width, 0, ld - width, below.cols), panel_rows, 0.0,
+                 {panel + width, ld - width, width, ld});
+    }
   }
 }
 
@@ -57,6 +76,10 @@ void UpdateBlockStore::release(Index s) {
   b.entries = 0;
 }
 
+PanelLowerLayout update_layout(const Symbolic& symbolic, Index s) {
+  return {symbolic.row_count(s) - symbolic.column_count(s)};
+}
+
 int compute_supernode(const Symbolic& symbolic, Index s, std::span<const double> a_values,
                       std::span<double> factor_values, UpdateBlockStore& updates,
                       bool release_children) {
@@ -74,7 +97,7 @@ int compute_supernode(const Symbolic& symbolic, Index s, std::span<const double>
   std::vector<Index> splits(children.size());
   for (std::size_t c = 0; c < children.size(); ++c) {
     const Index child = children[c];
-    splits[c] = extend_add_into_factor(updates.block(child), symbolic.row_count(child) - symbolic.column_count(child),
+    splits[c] = extend_add_into_factor(updates.block(child), update_layout(symbolic, child),
                                        symbolic.parent_positions(child), k, m, block);
   }
 
@@ -88,12 +111,13 @@ int compute_supernode(const Symbolic& symbolic, Index s, std::span<const double>
 
   // Update block: −L21·L21ᵀ, then the children's contributions below s's columns.
   if (update_size > 0) {
-    double* update = updates.allocate(s, static_cast<std::int64_t>(update_size) * update_size);
-    blas::syrk(blas::Transpose::no, -1.0, below, 0.0, {update, update_size, update_size, update_size});
+    const PanelLowerLayout layout = update_layout(symbolic, s);
+    double* update = updates.allocate(s, layout.entries());
+    compute_update_block(below, update, layout);
     for (std::size_t c = 0; c < children.size(); ++c) {
       const Index child = children[c];
-      extend_add_into_update(updates.block(child), symbolic.row_count(child) - symbolic.column_count(child),
-                             symbolic.parent_positions(child), splits[c], k, update, update_size);
+      extend_add_into_update(updates.block(child), update_layout(symbolic, child),
+                             symbolic.parent_positions(child), splits[c], k, update, layout);
     }
   }
   if (release_children) {

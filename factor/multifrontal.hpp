@@ -18,8 +18,35 @@
 
 namespace cholsim::factor {
 
-/// One (m−k)×(m−k) column-major update block per supernode (lower triangle meaningful),
-/// allocated when its supernode is computed and released when no longer needed.
+/// Storage of the lower triangle of a symmetric `size`×`size` block as column panels of
+/// `panel_width` columns; each panel is a column-major rectangle from its first diagonal entry
+/// down (leading dimension size − first column). BLAS (syrk + gemm) writes the panels in place
+/// and the block takes size²/2 + size·panel_width/2 entries instead of size²; entry (i, j),
+/// i ≥ j, sits at column_offset(j) + (i − j).
+struct PanelLowerLayout {
+  static constexpr Index panel_width = 64;
+  Index size = 0;
+
+  [[nodiscard]] Index panels() const { return (size + panel_width - 1) / panel_width; }
+  [[nodiscard]] std::int64_t panel_offset(Index p) const {
+    const std::int64_t w = panel_width;
+    return w * (p * static_cast<std::int64_t>(size) - w * p * (p - 1) / 2);
+  }
+  [[nodiscard]] Index leading_dimension(Index p) const { return size - p * panel_width; }
+  [[nodiscard]] std::int64_t column_offset(Index j) const {
+    const Index p = j / panel_width;
+    const std::int64_t within = j - p * panel_width;
+    return panel_offset(p) + within * leading_dimension(p) + within;
+  }
+  [[nodiscard]] std::int64_t entries() const {
+    if (size == 0) return 0;
+    const Index last = panels() - 1;
+    return panel_offset(last) + static_cast<std::int64_t>(leading_dimension(last)) * leading_dimension(last);
+  }
+};
+
+/// One update block per supernode in PanelLowerLayout, allocated when its supernode is
+/// computed and released when no longer needed.
 class UpdateBlockStore {
  public:
   explicit UpdateBlockStore(Index supernodes) : blocks_(static_cast<std::size_t>(supernodes)) {}
@@ -40,6 +67,9 @@ class UpdateBlockStore {
   std::atomic<std::int64_t> bytes_{0};
   std::atomic<std::int64_t> peak_bytes_{0};
 };
+
+/// The layout of supernode s's update block ((m−k)×(m−k) lower triangle).
+PanelLowerLayout update_layout(const Symbolic& symbolic, Index s);
 
 /// Computes supernode s of the factor in place in `factor_values` and its update block in
 /// `updates`. With `release_children`, the children's update blocks are freed once consumed.

@@ -17,17 +17,17 @@ using linalg::Index;
 /// ≤ `large_zero_fraction` zeros. The zero fraction counts explicit zeros over all stored
 /// entries of the merged (lower-trapezoidal) supernode.
 ///
-/// CHOLMOD's defaults are 4 / 16 (0.8) / 48 (0.1) / 0.05. A multifrontal code pays an
-/// extend-add and a BLAS call per supernode that a left-looking code spreads differently, so
-/// slightly more merging pays here; measured on 3D elasticity boxes (bench_factor), these
-/// defaults (8 / 32 at 0.8 / 64 at 0.1 / 0.05) gave the best factor time, with nnz(L) within
-/// a few percent of the fundamental partition.
+/// The defaults are CHOLMOD's (4 / 16 at 0.8 / 48 at 0.1 / 0.05): they keep the stored size
+/// of L within a few percent of CHOLMOD's for the same permutation, which the benchmark
+/// compares. Merging more (8 / 32 / 64) cut the multifrontal factor time on 3D elasticity
+/// boxes by a few percent at most in our measurements (bench_factor_vs_cholmod), at 3–25%
+/// more stored entries on small problems — not worth the memory by default.
 struct AmalgamationOptions {
   bool enabled = true;
-  Index always_columns = 8;
-  Index small_columns = 32;
+  Index always_columns = 4;
+  Index small_columns = 16;
   double small_zero_fraction = 0.8;
-  Index medium_columns = 64;
+  Index medium_columns = 48;
   double medium_zero_fraction = 0.1;
   double large_zero_fraction = 0.05;
 };

@@ -81,26 +81,29 @@ std::shared_ptr<const Symbolic> analyze(const linalg::SymmetricCscMatrix& patter
   const std::vector<Index> fill_ordering = choose_ordering(pattern, options);
   sym.stats_.ordering_seconds = seconds_since(start);
   const auto symbolic_start = Clock::now();
-  const linalg::SymmetricCscMatrix ordered = linalg::permute_symmetric(pattern, fill_ordering);
+  const linalg::SymmetricCscMatrix pattern_only{
+      linalg::CscMatrix{n, n, pattern.lower.col_ptr, pattern.lower.row_idx, {}}};
+  const linalg::SymmetricCscMatrix ordered = linalg::permute_symmetric(pattern_only, fill_ordering);
   const std::vector<Index> ordered_parent = elimination_tree(ordered);
   const std::vector<Index> post = postorder(ordered_parent);
+  const std::vector<Index> ordered_counts = column_counts(ordered, ordered_parent, post);
+  // Relabel by the postorder: elimination column k is ordered column post[k]. A postorder
+  // keeps every ancestor after its descendants, so A's entries stay in the lower triangle.
   std::vector<Index> post_position(static_cast<std::size_t>(n));
   for (Index k = 0; k < n; ++k) post_position[post[k]] = k;
   sym.permutation_.resize(static_cast<std::size_t>(n));
   std::vector<Index> parent(static_cast<std::size_t>(n));
+  std::vector<Index> counts(static_cast<std::size_t>(n));
   for (Index k = 0; k < n; ++k) {
     sym.permutation_[k] = fill_ordering[post[k]];
     const Index p = ordered_parent[post[k]];
     parent[k] = p == -1 ? -1 : post_position[p];
+    counts[k] = ordered_counts[post[k]];
   }
   sym.inverse_permutation_ = linalg::invert_permutation(sym.permutation_);
-  const linalg::SymmetricCscMatrix eliminated = linalg::permute_symmetric(pattern, sym.permutation_);
-  const linalg::CscMatrix& lower = eliminated.lower;
+  const linalg::CscMatrix& ordered_lower = ordered.lower;
 
-  // 2. Column counts and supernodes.
-  std::vector<Index> identity(static_cast<std::size_t>(n));
-  std::iota(identity.begin(), identity.end(), 0);
-  const std::vector<Index> counts = column_counts(eliminated, parent, identity);
+  // 2. Supernodes.
   const SupernodePartition fundamental = fundamental_supernodes(parent, counts);
   const SupernodePartition partition = amalgamate(fundamental, options.amalgamation);
   const Index supernodes = partition.count();
@@ -147,7 +150,10 @@ std::shared_ptr<const Symbolic> analyze(const linalg::SymmetricCscMatrix& patter
       }
     };
     for (Index j = first; j < end; ++j) {
-      for (linalg::Offset p = lower.col_ptr[j]; p < lower.col_ptr[j + 1]; ++p) add_row(lower.row_idx[p]);
+      const Index column = post[j];
+      for (linalg::Offset p = ordered_lower.col_ptr[column]; p < ordered_lower.col_ptr[column + 1]; ++p) {
+        add_row(post_position[ordered_lower.row_idx[p]]);
+      }
     }
     for (Index c : sym.children(s)) {
       for (Index r : sym.rows(c).subspan(static_cast<std::size_t>(sym.column_count(c)))) add_row(r);
@@ -204,11 +210,12 @@ std::shared_ptr<const Symbolic> analyze(const linalg::SymmetricCscMatrix& patter
     std::vector<std::int64_t> next(sym.a_entry_ptr_.begin(), sym.a_entry_ptr_.end() - 1);
     for (std::size_t e = 0; e < entries; ++e) sym.a_source_[next[supernode_of[entry_column[e]]]++] = static_cast<std::int64_t>(e);
   }
+  std::vector<std::pair<std::int64_t, std::int64_t>> pairs;
   for (Index s = 0; s < supernodes; ++s) {
     const auto rows_s = sym.rows(s);
     for (Index i = 0; i < static_cast<Index>(rows_s.size()); ++i) position[rows_s[i]] = i;
     const std::int64_t m = sym.row_count(s);
-    std::vector<std::pair<std::int64_t, std::int64_t>> pairs;
+    pairs.clear();
     for (std::int64_t q = sym.a_entry_ptr_[s]; q < sym.a_entry_ptr_[s + 1]; ++q) {
       const std::int64_t e = sym.a_source_[q];
       pairs.emplace_back((entry_column[e] - sym.first_column_[s]) * m + position[entry_row[e]], e);

@@ -266,19 +266,46 @@ SymmetricCscMatrix permute_symmetric(const SymmetricCscMatrix& a, std::span<cons
   const std::vector<Index> inverse = invert_permutation(perm);
   const CscMatrix& l = a.lower;
   const bool with_values = l.has_values() && !l.values.empty();
-  Triplets t;
-  t.reserve(static_cast<std::size_t>(l.nnz()));
+  // Entry (r, c) moves to (max, min) of (inverse[r], inverse[c]): count, place, sort columns.
+  SymmetricCscMatrix result;
+  CscMatrix& out = result.lower;
+  out.rows = out.cols = n;
+  out.col_ptr.assign(static_cast<std::size_t>(n) + 1, 0);
   for (Index c = 0; c < n; ++c) {
-    for (Offset p = l.col_ptr[static_cast<std::size_t>(c)];
-         p < l.col_ptr[static_cast<std::size_t>(c) + 1]; ++p) {
-      Index i = inverse[static_cast<std::size_t>(l.row_idx[static_cast<std::size_t>(p)])];
-      Index j = inverse[static_cast<std::size_t>(c)];
-      if (i < j) std::swap(i, j);
-      t.add(i, j, with_values ? l.values[static_cast<std::size_t>(p)] : 0.0);
+    for (Offset p = l.col_ptr[c]; p < l.col_ptr[c + 1]; ++p) {
+      ++out.col_ptr[std::min(inverse[l.row_idx[p]], inverse[c]) + 1];
     }
   }
-  SymmetricCscMatrix result = symmetric_from_triplets(n, t);
-  if (!with_values) result.lower.values.clear();
+  std::partial_sum(out.col_ptr.begin(), out.col_ptr.end(), out.col_ptr.begin());
+  out.row_idx.resize(l.row_idx.size());
+  if (with_values) out.values.resize(l.row_idx.size());
+  std::vector<Offset> next(out.col_ptr.begin(), out.col_ptr.end() - 1);
+  for (Index c = 0; c < n; ++c) {
+    for (Offset p = l.col_ptr[c]; p < l.col_ptr[c + 1]; ++p) {
+      const Index i = inverse[l.row_idx[p]];
+      const Index j = inverse[c];
+      const Offset q = next[std::min(i, j)]++;
+      out.row_idx[q] = std::max(i, j);
+      if (with_values) out.values[q] = l.values[p];
+    }
+  }
+  // Rows within a column arrive unsorted; sort them (with their values) column by column.
+  std::vector<std::pair<Index, double>> column;
+  for (Index c = 0; c < n; ++c) {
+    const Offset begin = out.col_ptr[c];
+    const Offset end = out.col_ptr[c + 1];
+    if (!with_values) {
+      std::sort(out.row_idx.begin() + begin, out.row_idx.begin() + end);
+      continue;
+    }
+    column.clear();
+    for (Offset p = begin; p < end; ++p) column.emplace_back(out.row_idx[p], out.values[p]);
+    std::sort(column.begin(), column.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
+    for (Offset p = begin; p < end; ++p) {
+      out.row_idx[p] = column[static_cast<std::size_t>(p - begin)].first;
+      out.values[p] = column[static_cast<std::size_t>(p - begin)].second;
+    }
+  }
   return result;
 }
 

@@ -1,0 +1,316 @@
+#include "factor_command.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <iostream>
+#include <memory>
+#include <new>
+#include <optional>
+#include <span>
+#include <stdexcept>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+#include "builtin_matrices.hpp"
+#include "factor/cholesky_factor.hpp"
+#include "factor/symbolic.hpp"
+#include "linalg/csc_matrix.hpp"
+#include "linalg/matrix_market.hpp"
+#include "report.hpp"
+
+namespace cholsim::apps {
+namespace {
+
+using linalg::Index;
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+double median(std::vector<double> values) {
+  std::sort(values.begin(), values.end());
+  const std::size_t middle = values.size() / 2;
+  return values.size() % 2 == 1 ? values[middle] : 0.5 * (values[middle - 1] + values[middle]);
+}
+
+/// Progress lines on stderr, so that stdout holds only the report.
+void progress(const std::string& line) { std::cerr << "cholsim factor: " << line << std::endl; }
+
+struct LoadedMatrix {
+  linalg::SymmetricCscMatrix matrix;
+  std::string source;          ///< the file path or the builtin spec
+  Index default_dofs_per_node = 1;
+  double seconds = 0.0;        ///< reading or generating
+};
+
+LoadedMatrix load_matrix(const FactorCommandOptions& options) {
+  LoadedMatrix loaded;
+  const Clock::time_point start = Clock::now();
+  if (!options.file.empty()) {
+    loaded.source = options.file;
+    progress("reading " + options.file + "...");
+    loaded.matrix = linalg::read_symmetric_matrix_market(options.file);
+  } else {
+    const BuiltinMatrixSpec spec = parse_builtin_spec(
+        options.builtin.empty() ? FactorCommandOptions::default_builtin : options.builtin);
+    loaded.source = to_string(spec);
+    loaded.default_dofs_per_node = dofs_per_node(spec);
+    progress("building " + loaded.source + "...");
+    loaded.matrix = build_builtin_matrix(spec);
+  }
+  loaded.seconds = seconds_since(start);
+  return loaded;
+}
+
+/// Stored entries of both triangles: every strictly-lower entry counts twice.
+std::int64_t full_nnz(const linalg::SymmetricCscMatrix& a) {
+  const linalg::CscMatrix& lower = a.lower;
+  std::int64_t diagonal = 0;
+  for (Index column = 0; column < lower.cols; ++column) {
+    const linalg::Offset first = lower.col_ptr[column];
+    if (first < lower.col_ptr[column + 1] && lower.row_idx[first] == column) ++diagonal;
+  }
+  return 2 * lower.nnz() - diagonal;
+}
+
+double norm2(std::span<const double> v) {
+  double sum = 0.0;
+  for (double value : v) sum += value * value;
+  return std::sqrt(sum);
+}
+
+struct SolveOutcome {
+  std::vector<double> seconds;  ///< one per repetition
+  int refinement_steps = 0;     ///< of the last solve (--refine)
+  double residual = 0.0;        ///< ‖b − A·x‖₂ / ‖b‖₂ of the last solve
+  double max_error = 0.0;       ///< max |x_i − 1| of the last solve
+};
+
+/// Solves A·x = b with b = A·1 `repeat` times, so the exact solution is known (all ones).
+SolveOutcome timed_solves(const factor::Factor& factor, const linalg::SymmetricCscMatrix& a,
+                          const FactorCommandOptions& options) {
+  const auto n = static_cast<std::size_t>(a.size());
+  const std::vector<double> ones(n, 1.0);
+  std::vector<double> b(n);
+  linalg::symmetric_multiply(a, ones, b);
+
+  SolveOutcome outcome;
+  std::vector<double> x(n);
+  for (int run = 1; run <= options.repeat; ++run) {
+    progress("solving " + std::to_string(run) + "/" + std::to_string(options.repeat) + "...");
+    std::copy(b.begin(), b.end(), x.begin());
+    const Clock::time_point start = Clock::now();
+    if (options.refine) {
+      outcome.refinement_steps = factor.solve_refined(a, x).refinement_steps;
+    } else {
+      factor.solve(x);
+    }
+    outcome.seconds.push_back(seconds_since(start));
+  }
+
+  std::vector<double> residual(n);
+  linalg::symmetric_multiply(a, x, residual);
+  for (std::size_t i = 0; i < n; ++i) residual[i] = b[i] - residual[i];
+  const double b_norm = norm2(b);
+  outcome.residual = b_norm > 0.0 ? norm2(residual) / b_norm : norm2(residual);
+  for (double value : x) outcome.max_error = std::max(outcome.max_error, std::abs(value - 1.0));
+  return outcome;
+}
+
+/// The status of a failed factorization on stderr; returns the exit code it maps to.
+int report_factor_failure(const factor::FactorStatus& status) {
+  using factor::FactorStatusCode;
+  std::cerr << "cholsim factor: error: " << status.message << '\n';
+  switch (status.code) {
+    case FactorStatusCode::not_positive_definite:
+      std::cerr << "cholsim factor: failing column: " << status.column
+                << " (0-based, numbering of the input matrix)\n";
+      return exit_numerical;
+    case FactorStatusCode::non_finite_value:
+      std::cerr << "cholsim factor: non-finite value at row " << status.row << ", column "
+                << status.column << " (0-based, numbering of the input matrix)\n";
+      return exit_numerical;
+    default:
+      return exit_failure;
+  }
+}
+
+void add_histogram(Report& report, const factor::AnalyzeStats& stats) {
+  const auto& histogram = stats.column_histogram;
+  std::size_t used = histogram.size();
+  while (used > 1 && histogram[used - 1] == 0) --used;
+
+  nlohmann::ordered_json counts = nlohmann::ordered_json::array();
+  nlohmann::ordered_json lower_bounds = nlohmann::ordered_json::array();
+  for (std::size_t bucket = 0; bucket < histogram.size(); ++bucket) {
+    counts.push_back(histogram[bucket]);
+    lower_bounds.push_back(std::int64_t{1} << bucket);
+  }
+  // Bucket k holds widths [2^k, 2^(k+1)−1]; the last one is open-ended.
+  report.add("column_histogram", "", counts, "");
+  report.add("column_histogram_min_columns", "", lower_bounds, "");
+  for (std::size_t bucket = 0; bucket < used; ++bucket) {
+    const std::int64_t low = std::int64_t{1} << bucket;
+    const std::int64_t high = (low << 1) - 1;
+    std::string label = "width " + std::to_string(low);
+    if (bucket + 1 == histogram.size()) {
+      label += "+";
+    } else if (high > low) {
+      label += "-" + std::to_string(high);
+    }
+    report.add("", label, nullptr, format_count(histogram[bucket]));
+  }
+}
+
+Report build_report(const FactorCommandOptions& options, const LoadedMatrix& loaded, Index dofs,
+                    const factor::AnalyzeStats& analysis, const std::vector<double>& factor_seconds,
+                    const factor::FactorStats& factor_stats, const SolveOutcome& solves) {
+  Report report;
+  report.section("matrix");
+  report.add_text("source", "source", loaded.source);
+  report.add_count("n", "n", analysis.n);
+  report.add_count("nnz_A_lower", "nnz(A) lower", analysis.nnz_a_lower);
+  report.add_count("nnz_A", "nnz(A) full", full_nnz(loaded.matrix));
+  report.add_seconds("load_s", "load", loaded.seconds);
+
+  report.section("analysis");
+  report.add_text("ordering", "ordering", options.ordering);
+  report.add_count("dofs_per_node", "dofs per node", dofs);
+  report.add_count("nnz_L", "nnz(L)", analysis.nnz_l);
+  report.add_count("nnz_L_exact", "nnz(L) exact", analysis.nnz_l_exact);
+  const double fill_ratio = static_cast<double>(analysis.nnz_l) /
+                            static_cast<double>(std::max<std::int64_t>(1, analysis.nnz_a_lower));
+  report.add("fill_ratio", "fill nnz(L)/nnz(A) lower", fill_ratio, format_fixed(fill_ratio, 2));
+  report.add_real("flops", "flops", analysis.flops);
+  report.add_count("supernodes", "supernodes", analysis.supernodes);
+  report.add_count("fundamental_supernodes", "fundamental supernodes", analysis.fundamental_supernodes);
+  report.add_count("largest_front", "largest front", analysis.largest_front);
+  report.add_count("largest_supernode_columns", "largest supernode columns", analysis.largest_supernode_columns);
+  report.add_count("tree_levels", "tree levels", analysis.tree_levels);
+  report.add_bytes("factor_bytes", "factor bytes", analysis.factor_bytes);
+  report.add_seconds("ordering_s", "ordering time", analysis.ordering_seconds);
+  report.add_seconds("symbolic_s", "symbolic time", analysis.symbolic_seconds);
+  report.add_seconds("analyze_s", "analyze time", analysis.total_seconds);
+
+  report.section("supernode widths (columns: supernodes)");
+  add_histogram(report, analysis);
+
+  const double factor_median = median(factor_seconds);
+  report.section("factorization (median of " + std::to_string(options.repeat) + ")");
+  report.add_count("threads", "threads", factor_stats.threads);
+  report.add_seconds("factor_s", "factor time", factor_median);
+  report.add("factor_s_runs", "", factor_seconds, "");
+  const double gflops = factor_median > 0.0 ? analysis.flops / factor_median / 1e9 : 0.0;
+  report.add("gflops", "GFLOP/s", gflops, format_fixed(gflops, 2));
+  report.add_bytes("peak_update_bytes", "peak update bytes", factor_stats.peak_update_bytes);
+  report.add_count("parallel_subtrees", "parallel subtrees", factor_stats.parallel_subtrees);
+  report.add_count("top_supernodes", "top supernodes", factor_stats.top_supernodes);
+
+  report.section("solve (median of " + std::to_string(options.repeat) + ", b = A*1)");
+  report.add_seconds("solve_s", "solve time", median(solves.seconds));
+  report.add("solve_s_runs", "", solves.seconds, "");
+  report.add("refine", "refinement", options.refine, options.refine ? "on" : "off");
+  if (options.refine) report.add_count("refinement_steps", "refinement steps", solves.refinement_steps);
+  report.add_real("residual", "residual |b-Ax|/|b|", solves.residual);
+  report.add_real("max_error", "max |x-1|", solves.max_error);
+  report.add_count("repeat", "", options.repeat);
+  return report;
+}
+
+int run_factor(const FactorCommandOptions& options) {
+  const LoadedMatrix loaded = load_matrix(options);
+  const Index dofs = options.dofs_per_node > 0 ? options.dofs_per_node : loaded.default_dofs_per_node;
+  if (loaded.matrix.size() % dofs != 0) {
+    std::cerr << "cholsim factor: error: --dofs-per-node " << dofs << " does not divide n = "
+              << loaded.matrix.size() << '\n';
+    return exit_bad_input;
+  }
+
+  progress("analyzing (" + options.ordering + ", n = " + format_count(loaded.matrix.size()) + ")...");
+  factor::AnalyzeOptions analyze_options;
+  analyze_options.ordering = factor::parse_ordering_method(options.ordering);
+  analyze_options.dofs_per_node = dofs;
+  const auto symbolic = factor::analyze(loaded.matrix, analyze_options);
+
+  factor::Factor factor(symbolic);
+  factor::FactorOptions factor_options;
+  factor_options.threads = options.threads;
+  std::vector<double> factor_seconds;
+  for (int run = 1; run <= options.repeat; ++run) {
+    progress("factorizing " + std::to_string(run) + "/" + std::to_string(options.repeat) + "...");
+    const factor::FactorStatus& status = factor.factorize(loaded.matrix, factor_options);
+    if (!status.ok()) return report_factor_failure(status);
+    factor_seconds.push_back(factor.stats().seconds);
+  }
+
+  const SolveOutcome solves = timed_solves(factor, loaded.matrix, options);
+  const Report report = build_report(options, loaded, dofs, symbolic->stats(), factor_seconds,
+                                     factor.stats(), solves);
+  if (options.json) {
+    std::cout << report.to_json().dump(2) << std::endl;
+  } else {
+    report.print_text(std::cout);
+  }
+  return exit_success;
+}
+
+}  // namespace
+
+void add_factor_command(CLI::App& app, CommandAction& action) {
+  auto options = std::make_shared<FactorCommandOptions>();
+  CLI::App* command = app.add_subcommand(
+      "factor", "Analyze, factorize and solve one SPD matrix; report times, sizes and accuracy");
+  command->footer(
+      "Without FILE or --builtin it factors --builtin " + std::string(FactorCommandOptions::default_builtin) +
+      " (107,811 DOF).\nThe solve uses b = A*1, so the error of x against the all-ones vector is known.\n"
+      "Exit codes: 0 ok, 2 bad input (file:line reported), 3 not positive definite (failing\n"
+      "column reported, 0-based, numbering of the input matrix).");
+
+  CLI::Option* file = command->add_option("file", options->file, "Matrix Market file (.mtx), symmetric");
+  command->add_option("--builtin", options->builtin,
+                      "Generated matrix: elasticity:NX,NY,NZ (3 DOF per node) or laplacian:NX,NY,NZ")
+      ->excludes(file);
+  command->add_option("--ordering", options->ordering, "Fill-reducing ordering")
+      ->check(CLI::IsMember({"metis", "natural"}))
+      ->capture_default_str();
+  command->add_option("--dofs-per-node", options->dofs_per_node,
+                      "DOFs per mesh node for the ordering (default: 3 for elasticity builtins, else 1)")
+      ->check(CLI::PositiveNumber);
+  command->add_option("--threads", options->threads, "Threads for the factorization (0: all hardware threads)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  command->add_option("--repeat", options->repeat, "Factorizations and solves to time; medians are reported")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  command->add_flag("--json", options->json, "Write one JSON object to stdout instead of the text report");
+  command->add_flag("--refine", options->refine, "Solve with iterative refinement against A");
+
+  command->callback([options, &action] { action = [options] { return run_factor_command(*options); }; });
+}
+
+int run_factor_command(const FactorCommandOptions& options) {
+  try {
+    return run_factor(options);
+  } catch (const linalg::MatrixMarketError& error) {
+    std::cerr << "cholsim factor: error: " << error.what() << '\n';
+    return exit_bad_input;
+  } catch (const BuiltinSpecError& error) {
+    std::cerr << "cholsim factor: error: " << error.what() << '\n';
+    return exit_bad_input;
+  } catch (const std::invalid_argument& error) {
+    // The library rejects a malformed matrix or an impossible option with context.
+    std::cerr << "cholsim factor: error: " << error.what() << '\n';
+    return exit_bad_input;
+  } catch (const std::bad_alloc&) {
+    std::cerr << "cholsim factor: error: out of memory\n";
+    return exit_failure;
+  } catch (const std::exception& error) {
+    std::cerr << "cholsim factor: error: " << error.what() << '\n';
+    return exit_failure;
+  }
+}
+
+}  // namespace cholsim::apps

@@ -1,0 +1,38 @@
+#pragma once
+// `cholsim factor`: analyze, factorize and solve one SPD matrix and report what each phase did.
+//
+//   cholsim factor [FILE.mtx | --builtin elasticity:NX,NY,NZ | laplacian:NX,NY,NZ]
+//                  [--ordering metis|natural] [--dofs-per-node K] [--threads T]
+//                  [--repeat R] [--json] [--refine]
+//
+// Without an input it factors the default builtin elasticity:32,32,32 (107,811 DOF).
+#include <string>
+
+#include "command.hpp"
+
+namespace CLI {
+class App;
+}
+
+namespace cholsim::apps {
+
+struct FactorCommandOptions {
+  std::string file;             ///< Matrix Market file; empty → builtin
+  std::string builtin;          ///< builtin spec; empty and no file → default_builtin
+  std::string ordering = "metis";
+  int dofs_per_node = 0;        ///< 0 → 3 for elasticity builtins, else 1
+  int threads = 0;              ///< 0 → all hardware threads
+  int repeat = 3;               ///< factorizations and solves timed; medians are reported
+  bool json = false;            ///< one JSON object on stdout instead of the text report
+  bool refine = false;          ///< solve with iterative refinement against A
+
+  static constexpr const char* default_builtin = "elasticity:32,32,32";
+};
+
+/// Adds the `factor` subcommand to `app`; when it is parsed, `action` is set to run it.
+void add_factor_command(CLI::App& app, CommandAction& action);
+
+/// Runs the command: reports to stdout, progress and errors to stderr; returns an ExitCode.
+int run_factor_command(const FactorCommandOptions& options);
+
+}  // namespace cholsim::apps

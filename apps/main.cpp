@@ -1,0 +1,28 @@
+// cholsim: one executable, one subcommand per source file (DESIGN.md "Apps").
+// main() only parses and dispatches; each command owns its flags and its work.
+#include <CLI/CLI.hpp>
+
+#include "command.hpp"
+#include "factor_command.hpp"
+
+int main(int argc, char** argv) {
+  using namespace cholsim::apps;
+
+  CLI::App app{"cholsim - supernodal sparse Cholesky toolkit"};
+  app.footer(
+      "Exit codes: 0 success, 1 unexpected failure, 2 bad command line or input (file:line),\n"
+      "3 numerical failure (e.g. not positive definite; the failing column is reported).");
+  app.require_subcommand(1);
+
+  CommandAction action;
+  add_factor_command(app, action);
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& error) {
+    // --help is a ParseError with exit code 0; every real usage error exits 2.
+    const int code = app.exit(error);
+    return code == 0 ? exit_success : exit_bad_input;
+  }
+  return action ? action() : exit_failure;
+}
