@@ -183,48 +183,48 @@ std::shared_ptr<const Symbolic> analyze(const linalg::SymmetricCscMatrix& patter
                                                     sym.column_count(s);
   }
 
-  // 7. Scatter map of A's entries (user numbering) into the supernodal blocks.
+  // 7. Scatter map of A's entries (user numbering) into the supernodal blocks, grouped by
+  //    supernode with a counting sort. a_target_ first holds each entry's (row, column) in
+  //    elimination numbering, packed, then — supernode by supernode, with the row positions
+  //    of that supernode at hand — its offset in the m×k block.
   std::vector<Index> supernode_of(static_cast<std::size_t>(n));
   for (Index s = 0; s < supernodes; ++s) {
     std::fill(supernode_of.begin() + sym.first_column_[s], supernode_of.begin() + sym.first_column_[s + 1], s);
   }
   const linalg::CscMatrix& user = pattern.lower;
-  const auto entries = static_cast<std::size_t>(user.nnz());
-  std::vector<Index> entry_row(entries);
-  std::vector<Index> entry_column(entries);
+  auto eliminated_entry = [&](Index user_row, Index user_column) {
+    const Index row = sym.inverse_permutation_[user_row];
+    const Index column = sym.inverse_permutation_[user_column];
+    return row < column ? std::pair{column, row} : std::pair{row, column};
+  };
   sym.a_entry_ptr_.assign(static_cast<std::size_t>(supernodes) + 1, 0);
   for (Index c = 0; c < n; ++c) {
     for (linalg::Offset p = user.col_ptr[c]; p < user.col_ptr[c + 1]; ++p) {
-      Index row = sym.inverse_permutation_[user.row_idx[p]];
-      Index column = sym.inverse_permutation_[c];
-      if (row < column) std::swap(row, column);
-      entry_row[p] = row;
-      entry_column[p] = column;
-      ++sym.a_entry_ptr_[supernode_of[column] + 1];
+      ++sym.a_entry_ptr_[supernode_of[eliminated_entry(user.row_idx[p], c).second] + 1];
     }
   }
   std::partial_sum(sym.a_entry_ptr_.begin(), sym.a_entry_ptr_.end(), sym.a_entry_ptr_.begin());
-  sym.a_source_.resize(entries);
-  sym.a_target_.resize(entries);
+  sym.a_source_.resize(static_cast<std::size_t>(user.nnz()));
+  sym.a_target_.resize(static_cast<std::size_t>(user.nnz()));
   {
     std::vector<std::int64_t> next(sym.a_entry_ptr_.begin(), sym.a_entry_ptr_.end() - 1);
-    for (std::size_t e = 0; e < entries; ++e) sym.a_source_[next[supernode_of[entry_column[e]]]++] = static_cast<std::int64_t>(e);
+    for (Index c = 0; c < n; ++c) {
+      for (linalg::Offset p = user.col_ptr[c]; p < user.col_ptr[c + 1]; ++p) {
+        const auto [row, column] = eliminated_entry(user.row_idx[p], c);
+        const std::int64_t slot = next[supernode_of[column]]++;
+        sym.a_source_[slot] = p;
+        sym.a_target_[slot] = (static_cast<std::int64_t>(row) << 32) | static_cast<std::uint32_t>(column);
+      }
+    }
   }
-  std::vector<std::pair<std::int64_t, std::int64_t>> pairs;
   for (Index s = 0; s < supernodes; ++s) {
     const auto rows_s = sym.rows(s);
     for (Index i = 0; i < static_cast<Index>(rows_s.size()); ++i) position[rows_s[i]] = i;
     const std::int64_t m = sym.row_count(s);
-    pairs.clear();
     for (std::int64_t q = sym.a_entry_ptr_[s]; q < sym.a_entry_ptr_[s + 1]; ++q) {
-      const std::int64_t e = sym.a_source_[q];
-      pairs.emplace_back((entry_column[e] - sym.first_column_[s]) * m + position[entry_row[e]], e);
-    }
-    // Sorted by target so that scattering A writes each block front to back.
-    std::sort(pairs.begin(), pairs.end());
-    for (std::size_t i = 0; i < pairs.size(); ++i) {
-      sym.a_target_[sym.a_entry_ptr_[s] + static_cast<std::int64_t>(i)] = pairs[i].first;
-      sym.a_source_[sym.a_entry_ptr_[s] + static_cast<std::int64_t>(i)] = pairs[i].second;
+      const auto row = static_cast<Index>(sym.a_target_[q] >> 32);
+      const auto column = static_cast<Index>(sym.a_target_[q] & 0xffffffff);
+      sym.a_target_[q] = (column - sym.first_column_[s]) * m + position[row];
     }
   }
 
