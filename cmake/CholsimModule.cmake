@@ -16,6 +16,11 @@ function(cholsim_add_module name)
   target_link_libraries(cholsim_${name} PUBLIC ${ARG_DEPENDS}
     PRIVATE ${ARG_PRIVATE_DEPENDS} $<BUILD_INTERFACE:cholsim_warnings> $<BUILD_INTERFACE:cholsim_sanitizers>)
   target_compile_features(cholsim_${name} PUBLIC cxx_std_20)
+  if(CHOLSIM_SANITIZE)
+    # A sanitized static library calls into the sanitizer runtimes, so whoever links it —
+    # the installed package's consumers included — must link those runtimes too.
+    target_link_options(cholsim_${name} INTERFACE -fsanitize=address,undefined)
+  endif()
   install(TARGETS cholsim_${name} EXPORT cholsimTargets
     ARCHIVE DESTINATION lib LIBRARY DESTINATION lib RUNTIME DESTINATION bin)
   install(FILES ${headers} DESTINATION include/cholsim/${name})
