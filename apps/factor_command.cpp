@@ -18,6 +18,9 @@
 #include "factor/symbolic.hpp"
 #include "linalg/csc_matrix.hpp"
 #include "linalg/matrix_market.hpp"
+#include "factor_derivative_report.hpp"
+#include "factor_schur.hpp"
+#include "refactor_experiment.hpp"
 #include "report.hpp"
 
 namespace cholsim::apps {
@@ -44,6 +47,7 @@ struct LoadedMatrix {
   std::string source;          ///< the file path or the builtin spec
   Index default_dofs_per_node = 1;
   double seconds = 0.0;        ///< reading or generating
+  std::optional<BuiltinMatrixSpec> elasticity;  ///< the spec of an elasticity builtin
 };
 
 LoadedMatrix load_matrix(const FactorCommandOptions& options) {
@@ -58,6 +62,7 @@ LoadedMatrix load_matrix(const FactorCommandOptions& options) {
         options.builtin.empty() ? FactorCommandOptions::default_builtin : options.builtin);
     loaded.source = to_string(spec);
     loaded.default_dofs_per_node = dofs_per_node(spec);
+    if (spec.kind == BuiltinKind::elasticity) loaded.elasticity = spec;
     progress("building " + loaded.source + "...");
     loaded.matrix = build_builtin_matrix(spec);
   }
@@ -220,6 +225,29 @@ Report build_report(const FactorCommandOptions& options, const LoadedMatrix& loa
   return report;
 }
 
+/// The --refactor-fraction experiment, appended to `report`; false when it failed (reported).
+bool run_refactor(factor::Factor& factor, const LoadedMatrix& loaded, double full_seconds,
+                  const FactorCommandOptions& options, Report& report) {
+  progress("refactorizing " + std::string(options.refactor_shape) + " of fraction " +
+           format_fixed(options.refactor_fraction, 4) + "...");
+  const RefactorExperimentOptions experiment{options.refactor_fraction, options.refactor_shape,
+                                             options.threads, options.repeat};
+  const auto outcome = run_refactor_experiment(factor, loaded.matrix, loaded.elasticity, full_seconds, experiment);
+  if (!outcome) {
+    report_factor_failure(factor.status());
+    return false;
+  }
+  add_refactor_report(report, experiment, *outcome);
+  constexpr double tolerance = 1e-10;
+  if (outcome->max_relative_difference > tolerance) {
+    std::cerr << "cholsim factor: error: the incremental refactorization differs from a fresh "
+                 "factorization by "
+              << outcome->max_relative_difference << " (relative), more than " << tolerance << '\n';
+    return false;
+  }
+  return true;
+}
+
 int run_factor(const FactorCommandOptions& options) {
   const LoadedMatrix loaded = load_matrix(options);
   const Index dofs = options.dofs_per_node > 0 ? options.dofs_per_node : loaded.default_dofs_per_node;
@@ -238,6 +266,7 @@ int run_factor(const FactorCommandOptions& options) {
   factor::Factor factor(symbolic);
   factor::FactorOptions factor_options;
   factor_options.threads = options.threads;
+  factor_options.retain_update_blocks = options.refactor_fraction > 0.0;
   std::vector<double> factor_seconds;
   for (int run = 1; run <= options.repeat; ++run) {
     progress("factorizing " + std::to_string(run) + "/" + std::to_string(options.repeat) + "...");
@@ -247,8 +276,31 @@ int run_factor(const FactorCommandOptions& options) {
   }
 
   const SolveOutcome solves = timed_solves(factor, loaded.matrix, options);
-  const Report report = build_report(options, loaded, dofs, symbolic->stats(), factor_seconds,
-                                     factor.stats(), solves);
+  Report report = build_report(options, loaded, dofs, symbolic->stats(), factor_seconds,
+                               factor.stats(), solves);
+  if (options.refactor_fraction > 0.0 && !run_refactor(factor, loaded, median(factor_seconds), options, report)) {
+    return exit_numerical;
+  }
+  const SchurCommandOptions schur{options.schur_fraction, options.schur_set_file, options.schur_device};
+  if (schur.enabled()) {
+    const SchurOutcome outcome = add_schur_report(report, loaded.matrix, analyze_options,
+                                                  {.threads = options.threads}, schur, options.repeat,
+                                                  median(factor_seconds), progress);
+    if (!outcome.device_note.empty()) progress(outcome.device_note);
+    if (!outcome.status.ok()) return report_factor_failure(outcome.status);
+  }
+  const DerivativeCommandOptions derivative{options.derivative, options.derivative_file};
+  if (derivative.active()) {
+    const factor::FactorStatus status = add_derivative_report(
+        report, loaded.matrix, symbolic, {.threads = options.threads}, derivative, options.repeat,
+        median(factor_seconds), progress);
+    if (status.code == factor::FactorStatusCode::pattern_mismatch ||
+        status.code == factor::FactorStatusCode::size_mismatch) {
+      std::cerr << "cholsim factor: error: " << options.derivative_file << ": " << status.message << '\n';
+      return exit_bad_input;
+    }
+    if (!status.ok()) return report_factor_failure(status);
+  }
   if (options.json) {
     std::cout << report.to_json().dump(2) << std::endl;
   } else {
@@ -287,6 +339,32 @@ void add_factor_command(CLI::App& app, CommandAction& action) {
       ->capture_default_str();
   command->add_flag("--json", options->json, "Write one JSON object to stdout instead of the text report");
   command->add_flag("--refine", options->refine, "Solve with iterative refinement against A");
+  command->add_option("--refactor-fraction", options->refactor_fraction,
+                      "After the factorization, change this fraction of the element blocks (elasticity "
+                      "builtins) or columns, refactorize incrementally and check against a fresh factorization")
+      ->check(CLI::Range(0.0, 1.0));
+  command->add_option("--refactor-shape", options->refactor_shape,
+                      "Where the changed blocks lie: a ball, or scattered at random")
+      ->check(CLI::IsMember({"ball", "scattered"}))
+      ->capture_default_str();
+  CLI::Option* schur_fraction =
+      command->add_option("--schur-fraction", options->schur_fraction,
+                          "Also factor partially (seed 004): keep a connected patch of this fraction of the "
+                          "nodes as a dense Schur complement; report fill, times and one inner iteration")
+          ->check(CLI::Range(0.0, 1.0));
+  command->add_option("--schur-set", options->schur_set_file,
+                      "Like --schur-fraction with the Schur set read from FILE (0-based indices, '#' comments)")
+      ->excludes(schur_fraction);
+  command->add_option("--schur-device", options->schur_device,
+                      "Where the dense Schur system is refactored and solved (gpu falls back to cpu with a message)")
+      ->check(CLI::IsMember({"cpu", "gpu"}))
+      ->capture_default_str();
+
+  command->add_flag("--derivative", options->derivative,
+                    "Also compute L and its time derivative L̇ together (seed 002 ch. 5) for Ȧ = "
+                    "A(i,j)·cos(π(i+j)/n); report time, ratio, identity residual, finite-difference errors");
+  command->add_option("--derivative-file", options->derivative_file,
+                      "Like --derivative with Ȧ read from FILE (Matrix Market, the pattern of A)");
 
   command->callback([options, &action] { action = [options] { return run_factor_command(*options); }; });
 }

@@ -4,6 +4,8 @@
 //   cholsim factor [FILE.mtx | --builtin elasticity:NX,NY,NZ | laplacian:NX,NY,NZ]
 //                  [--ordering metis|natural] [--dofs-per-node K] [--threads T]
 //                  [--repeat R] [--json] [--refine]
+//                  [--refactor-fraction F [--refactor-shape ball|scattered]]
+//                  [--schur-fraction F | --schur-set FILE] [--schur-device cpu|gpu]
 //
 // Without an input it factors the default builtin elasticity:32,32,32 (107,811 DOF).
 #include <string>
@@ -25,6 +27,13 @@ struct FactorCommandOptions {
   int repeat = 3;               ///< factorizations and solves timed; medians are reported
   bool json = false;            ///< one JSON object on stdout instead of the text report
   bool refine = false;          ///< solve with iterative refinement against A
+  double refactor_fraction = 0.0;   ///< > 0: incremental refactorization experiment (refactor_experiment.hpp)
+  std::string refactor_shape = "ball";  ///< "ball" or "scattered"
+  double schur_fraction = 0.0;      ///< > 0: partial factorization onto a patch (factor_schur.hpp)
+  std::string schur_set_file;       ///< or onto the indices in this file
+  std::string schur_device = "cpu"; ///< where the dense Schur system is refactored and solved
+  bool derivative = false;          ///< also compute L̇ (factor_derivative_report.hpp)
+  std::string derivative_file;      ///< Ȧ from this file (implies derivative)
 
   static constexpr const char* default_builtin = "elasticity:32,32,32";
 };

@@ -35,3 +35,13 @@ if(CHOLSIM_BUILD_TESTS OR CHOLSIM_BUILD_BENCHMARKS)
   target_include_directories(cholsim_cholmod SYSTEM INTERFACE ${CHOLMOD_INCLUDE_DIR})
   target_link_libraries(cholsim_cholmod INTERFACE ${CHOLMOD_LIBRARY} ${SUITESPARSE_CONFIG_LIBRARY})
 endif()
+
+# cuSOLVER / cuBLAS for the GPU Schur system (factor/schur_dense_backend_cusolver.cpp): host
+# library calls only, so the toolkit's libraries suffice (no CUDA language needed).
+set(CHOLSIM_HAVE_CUSOLVER OFF)
+if(CHOLSIM_CUDA)
+  find_package(CUDAToolkit)
+  if(TARGET CUDA::cusolver AND TARGET CUDA::cublas AND TARGET CUDA::cudart)
+    set(CHOLSIM_HAVE_CUSOLVER ON)
+  endif()
+endif()

@@ -7,6 +7,7 @@
 
 #include "factor/multifrontal.hpp"
 #include "factor/tree_scheduler.hpp"
+#include "factor/update_block_retention.hpp"
 #include "linalg/blas_threads.hpp"
 
 namespace cholsim::factor {
@@ -41,6 +42,8 @@ FactorStatus check_finite_values(const linalg::SymmetricCscMatrix& a) {
   return {FactorStatusCode::ok, -1, -1, 0.0, {}};
 }
 
+}  // namespace
+
 FactorStatus check_matrix(const Symbolic& symbolic, const linalg::SymmetricCscMatrix& a,
                           bool check_finite) {
   if (a.size() != symbolic.size()) {
@@ -60,6 +63,22 @@ FactorStatus check_matrix(const Symbolic& symbolic, const linalg::SymmetricCscMa
   return {FactorStatusCode::ok, -1, -1, 0.0, {}};
 }
 
+FactorStatus first_pivot_failure(const Symbolic& symbolic, std::span<const int> failing_column) {
+  // The first failure in elimination order is the one a sequential factorization would meet.
+  for (Index s = 0; s < symbolic.supernode_count(); ++s) {
+    if (failing_column[s] == 0) continue;
+    const Index column = symbolic.permutation()[symbolic.first_column(s) + failing_column[s] - 1];
+    FactorStatus status = failure(FactorStatusCode::not_positive_definite,
+                                  "matrix is not positive definite: pivot of column " +
+                                      std::to_string(column) + " is not positive");
+    status.column = column;
+    return status;
+  }
+  return {FactorStatusCode::ok, -1, -1, 0.0, {}};
+}
+
+namespace {
+
 int resolve_threads(int requested) { return requested > 0 ? requested : linalg::hardware_threads(); }
 
 }  // namespace
@@ -68,48 +87,81 @@ Factor::Factor(std::shared_ptr<const Symbolic> symbolic) : symbolic_(std::move(s
   if (!symbolic_) throw std::invalid_argument("Factor: null symbolic analysis");
 }
 
+Factor::~Factor() = default;
+Factor::Factor(Factor&&) noexcept = default;
+Factor& Factor::operator=(Factor&&) noexcept = default;
+
 const FactorStatus& Factor::factorize(const linalg::SymmetricCscMatrix& a,
                                       const FactorOptions& options) {
   const auto start = Clock::now();
   const Symbolic& sym = *symbolic_;
   stats_ = {};
-  status_ = check_matrix(sym, a, options.check_finite);
-  if (!status_.ok()) return status_;
+  if (!accept_matrix(a, options.check_finite)) return status_;
 
   const int threads = resolve_threads(options.threads);
   values_.resize(static_cast<std::size_t>(sym.factor_value_count()));
-  std::vector<double> cost(static_cast<std::size_t>(sym.supernode_count()));
-  for (Index s = 0; s < sym.supernode_count(); ++s) cost[s] = sym.supernode_flops(s);
-  const TreeSchedule schedule = plan_tree_schedule(sym, cost, threads);
-
-  UpdateBlockStore updates(sym.supernode_count());
-  // failing_column[s]: 1-based column inside s where potrf stopped, 0 if none.
-  std::vector<int> failing_column(static_cast<std::size_t>(sym.supernode_count()), 0);
-  run_tree_schedule(sym, schedule, threads, [&](Index s) {
-    failing_column[s] = compute_supernode(sym, s, a.lower.values, values_, updates, true);
-    return failing_column[s] == 0;
-  });
-
-  // The first failure in elimination order is the one a sequential factorization would meet.
-  for (Index s = 0; s < sym.supernode_count(); ++s) {
-    if (failing_column[s] == 0) continue;
-    const Index column = sym.permutation()[sym.first_column(s) + failing_column[s] - 1];
-    status_ = failure(FactorStatusCode::not_positive_definite,
-                      "matrix is not positive definite: pivot of column " + std::to_string(column) +
-                          " is not positive");
-    status_.column = column;
-    break;
-  }
+  stale_.assign(static_cast<std::size_t>(sym.supernode_count()), 1);
+  // Retained blocks of an earlier factorization are reused in place (same sizes).
+  if (!options.retain_update_blocks) retained_.reset();
+  if (options.retain_update_blocks && !retained_) retained_ = std::make_unique<UpdateBlockStore>(sym.supernode_count());
+  keeps_block_ = retained_ ? retained_update_blocks(sym, options.retain_min_flops_per_entry) : std::vector<char>{};
+  UpdateBlockStore transient(retained_ ? 0 : sym.supernode_count());
+  UpdateBlockStore& updates = retained_ ? *retained_ : transient;
+  // seed 000 §4.4: the time of every supernode in the full factorization is its cost.
+  cost_model_ = SupernodeCostModel(compute_supernodes(a, {}, threads, updates, keeps_block_));
 
   stats_.seconds = std::chrono::duration<double>(Clock::now() - start).count();
-  stats_.flops = sym.stats().flops;
   stats_.gflops = stats_.seconds > 0 ? stats_.flops / stats_.seconds * 1e-9 : 0.0;
+  stats_.peak_update_bytes = updates.peak_bytes();
+  return status_;
+}
+
+bool Factor::accept_matrix(const linalg::SymmetricCscMatrix& a, bool check_finite) {
+  status_ = check_matrix(*symbolic_, a, check_finite);
+  return status_.ok();
+}
+
+std::vector<double> Factor::compute_supernodes(const linalg::SymmetricCscMatrix& a,
+                                               std::span<const char> active, int threads,
+                                               UpdateBlockStore& updates, std::span<const char> keep_block) {
+  const Symbolic& sym = *symbolic_;
+  std::vector<double> cost(static_cast<std::size_t>(sym.supernode_count()));
+  for (Index s = 0; s < sym.supernode_count(); ++s) cost[s] = sym.supernode_flops(s);
+  const TreeSchedule schedule = plan_tree_schedule(sym, cost, threads, active);
+
+  // failing_column[s]: 1-based column inside s where potrf stopped, 0 if none.
+  std::vector<int> failing_column(static_cast<std::size_t>(sym.supernode_count()), 0);
+  std::vector<double> seconds(static_cast<std::size_t>(sym.supernode_count()), 0.0);
+  for (Index s = 0; s < sym.supernode_count(); ++s) {
+    if (active.empty() || active[s]) stale_[s] = 1;
+  }
+  run_tree_schedule(sym, schedule, threads, [&](Index s) {
+    const auto supernode_start = Clock::now();
+    failing_column[s] = compute_supernode(sym, s, a.lower.values, values_, updates, keep_block.empty());
+    for (Index c : sym.children(s)) {
+      if (!keep_block.empty() && !keep_block[c]) updates.release(c);
+    }
+    seconds[s] = std::chrono::duration<double>(Clock::now() - supernode_start).count();
+    stale_[s] = failing_column[s] == 0 ? 0 : 1;
+    return failing_column[s] == 0;
+  }, active);
+
+  status_ = first_pivot_failure(sym, failing_column);
+
   stats_.threads = threads;
   stats_.factor_bytes = sym.stats().factor_bytes;
-  stats_.peak_update_bytes = updates.peak_bytes();
+  stats_.retained_update_bytes = retained_ ? retained_->bytes() : 0;
   stats_.parallel_subtrees = static_cast<Index>(schedule.subtree_roots.size());
   stats_.top_supernodes = static_cast<Index>(schedule.top.size());
-  return status_;
+  stats_.recomputed_supernodes = 0;
+  stats_.recomputed_flops = 0.0;
+  for (Index s = 0; s < sym.supernode_count(); ++s) {
+    if (!active.empty() && !active[s]) continue;
+    ++stats_.recomputed_supernodes;
+    stats_.recomputed_flops += cost[s];
+  }
+  stats_.flops = stats_.recomputed_flops;
+  return seconds;
 }
 
 void Factor::require_factored(const char* operation) const {
@@ -121,7 +173,10 @@ void Factor::require_factored(const char* operation) const {
 
 linalg::CscMatrix Factor::factor_matrix() const {
   require_factored("factor_matrix");
-  const Symbolic& sym = *symbolic_;
+  return supernodal_matrix(*symbolic_, values_);
+}
+
+linalg::CscMatrix supernodal_matrix(const Symbolic& sym, std::span<const double> values) {
   linalg::CscMatrix l;
   l.rows = l.cols = sym.size();
   l.col_ptr.assign(static_cast<std::size_t>(sym.size()) + 1, 0);
@@ -129,7 +184,7 @@ linalg::CscMatrix Factor::factor_matrix() const {
     const Index k = sym.column_count(s);
     const Index m = sym.row_count(s);
     const auto rows = sym.rows(s);
-    const double* block = values_.data() + sym.value_offset(s);
+    const double* block = values.data() + sym.value_offset(s);
     for (Index j = 0; j < k; ++j) {
       for (Index i = j; i < m; ++i) {
         l.row_idx.push_back(rows[i]);

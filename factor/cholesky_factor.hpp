@@ -9,23 +9,38 @@
 // The factorization is multifrontal (seed 000 §4.3): each supernode assembles A's columns and
 // its children's update blocks into its m×k factor block and an (m−k)×(m−k) update block,
 // then runs potrf / trsm / syrk; update blocks are freed as soon as the parent has consumed
-// them. Supernodes run tree-parallel (tree_scheduler.hpp).
+// them, or kept with FactorOptions::retain_update_blocks so that refactorize() can restart
+// the factorization at any supernode (seed 000 §4.3). Supernodes run tree-parallel
+// (tree_scheduler.hpp).
 #include <cstdint>
 #include <memory>
 #include <span>
 #include <vector>
 
+#include "factor/changed_supernodes.hpp"
 #include "factor/factor_status.hpp"
+#include "factor/supernode_cost_model.hpp"
 #include "factor/symbolic.hpp"
 #include "linalg/dense_matrix.hpp"
 
 namespace cholsim::factor {
+
+class UpdateBlockStore;
 
 struct FactorOptions {
   /// Threads used in all, tree tasks and BLAS together; 0 means all hardware threads.
   int threads = 0;
   /// Check the values for NaN/Inf before factorizing (one pass over A).
   bool check_finite = true;
+  /// Keep every supernode's update block after its parent has assembled it, so that
+  /// refactorize() can recompute only changed supernodes (seed 000 §4.3). Costs
+  /// FactorStats::retained_update_bytes of memory for as long as the Factor lives.
+  bool retain_update_blocks = false;
+  /// With retain_update_blocks: blocks of subtrees cheaper than this many flops per block
+  /// entry are not kept, and refactorize recomputes such a subtree with its parent
+  /// (update_block_retention.hpp). 0 keeps every block. 100 keeps ≈ 1.75× the factor's bytes
+  /// instead of 2.2× on elasticity boxes, for ≈ 1% of the full flops more per refactorize.
+  double retain_min_flops_per_entry = 100.0;
 };
 
 struct FactorStats {
@@ -35,6 +50,9 @@ struct FactorStats {
   int threads = 1;
   std::int64_t factor_bytes = 0;         ///< L's values
   std::int64_t peak_update_bytes = 0;    ///< most bytes held in update blocks at once
+  std::int64_t retained_update_bytes = 0;  ///< update blocks kept for refactorize (0 if not retained)
+  Index recomputed_supernodes = 0;  ///< supernodes this call computed (all for factorize)
+  double recomputed_flops = 0.0;    ///< their flops (Symbolic::supernode_flops)
   Index parallel_subtrees = 0;   ///< subtrees run tree-parallel (phase 1)
   Index top_supernodes = 0;      ///< supernodes run with threaded BLAS (phase 2)
 };
@@ -45,13 +63,47 @@ struct SolveStats {
   double residual = 0.0;  ///< ‖b − A·x‖∞ / ‖b‖∞ after refinement (when refinement ran)
 };
 
+/// The checks every factorization variant makes before computing: `a` has the analysed size
+/// and pattern and has values, and (with check_finite) no NaN/Inf. Returns ok or the status.
+FactorStatus check_matrix(const Symbolic& symbolic, const linalg::SymmetricCscMatrix& a,
+                          bool check_finite);
+
+/// The status of a tree-parallel factorization from `failing_column[s]` (1-based column
+/// inside supernode s where potrf stopped, 0 if none): the first failure in elimination
+/// order, reported in user numbering, or ok.
+FactorStatus first_pivot_failure(const Symbolic& symbolic, std::span<const int> failing_column);
+
+/// A factor (or its derivative) in supernodal layout as a CSC matrix in elimination numbering,
+/// explicit zeros of amalgamation kept: supernode s's m×k block at symbolic.value_offset(s).
+linalg::CscMatrix supernodal_matrix(const Symbolic& symbolic, std::span<const double> values);
+
 class Factor {
  public:
   explicit Factor(std::shared_ptr<const Symbolic> symbolic);
+  ~Factor();
+  Factor(Factor&&) noexcept;
+  Factor& operator=(Factor&&) noexcept;
 
   /// Numeric factorization of `a`, which must have the analysed pattern. Repeatable with new
   /// values. Returns the status (also kept in status()); never throws for bad values.
   const FactorStatus& factorize(const linalg::SymmetricCscMatrix& a, const FactorOptions& options = {});
+
+  /// Incremental refactorization (seed 000 §4.3): `a` holds the new values (same pattern);
+  /// only the supernodes holding the `changed` entries, their ancestors, and supernodes left
+  /// uncomputed by an earlier failure are recomputed, from A's columns plus the children's
+  /// update blocks (retained ones for unchanged children, fresh ones for recomputed
+  /// children), in postorder and tree-parallel. The result equals factorize(a) to rounding.
+  /// Throws std::logic_error unless a factorize with retain_update_blocks came first;
+  /// `options.retain_update_blocks` is ignored (the blocks stay retained).
+  const FactorStatus& refactorize(const ChangedEntries& changed, const linalg::SymmetricCscMatrix& a,
+                                  const FactorOptions& options = {});
+  /// The supernodes refactorize(changed, ·) would recompute: the changed ones, their
+  /// ancestors, the subtrees whose blocks are not kept below them, and stale ones.
+  [[nodiscard]] std::vector<char> supernodes_to_recompute(const ChangedEntries& changed) const;
+  /// True after a factorize with retain_update_blocks: refactorize() is possible.
+  [[nodiscard]] bool retains_update_blocks() const { return retained_ != nullptr; }
+  /// Measured seconds per supernode (seed 000 §4.4 "cost"), refined by every refactorize.
+  [[nodiscard]] const SupernodeCostModel& cost_model() const { return cost_model_; }
 
   [[nodiscard]] const FactorStatus& status() const { return status_; }
   [[nodiscard]] bool ok() const { return status_.ok(); }
@@ -75,7 +127,24 @@ class Factor {
   [[nodiscard]] linalg::CscMatrix factor_matrix() const;
 
  private:
+  // The derivative factorization (factor_derivative.hpp) computes L in place of values_ on
+  // its own schedule, and an extrapolated factor writes L + Δt·L̇ there; both then solve
+  // through this class.
+  friend class FactorDerivative;
+  friend class ExtrapolatedFactor;
+  // A partial factorization (schur_complement.hpp) runs its three solve phases on values_.
+  friend class SchurComplementFactor;
+
   void require_factored(const char* operation) const;
+  // Checks `a` against the analysis (size, pattern, optionally finiteness) into status_.
+  bool accept_matrix(const linalg::SymmetricCscMatrix& a, bool check_finite);
+  // The step factorize and refactorize share: computes the supernodes in `active` (all when
+  // empty) into values_ with `updates`, times each for the cost model, tracks stale_ and
+  // sets status_ from the first failing pivot in elimination order. Returns the seconds of
+  // each computed supernode (0 for the others).
+  // Blocks of children not in `keep_block` are freed once consumed (all when it is empty).
+  std::vector<double> compute_supernodes(const linalg::SymmetricCscMatrix& a, std::span<const char> active,
+                                         int threads, UpdateBlockStore& updates, std::span<const char> keep_block);
   void forward_substitution(linalg::DenseView y) const;
   void backward_substitution(linalg::DenseView y) const;
 
@@ -83,6 +152,10 @@ class Factor {
   std::vector<double> values_;
   FactorStatus status_;
   FactorStats stats_;
+  std::unique_ptr<UpdateBlockStore> retained_;  ///< null unless retain_update_blocks
+  std::vector<char> keeps_block_;  ///< keeps_block_[s]: retained_ keeps s's block
+  SupernodeCostModel cost_model_;
+  std::vector<char> stale_;  ///< stale_[s]: s was not computed by the last (re)factorization
 };
 
 }  // namespace cholsim::factor

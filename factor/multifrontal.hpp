@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "factor/symbolic.hpp"
+#include "linalg/dense_matrix.hpp"
 
 namespace cholsim::factor {
 
@@ -70,6 +71,25 @@ class UpdateBlockStore {
 
 /// The layout of supernode s's update block ((m−k)×(m−k) lower triangle).
 PanelLowerLayout update_layout(const Symbolic& symbolic, Index s);
+
+/// Assembles supernode s's m×k front (column-major, leading dimension m) in `front`: zero,
+/// A's entries of s's columns from `a_values`, and the extend-add of the children's update
+/// blocks restricted to s's columns. Returns, per child, how many of its update-block columns
+/// landed in s's columns (the split extend_add_children_below continues from). The
+/// derivative factorization assembles its front from Ȧ and the derivative blocks with it.
+std::vector<Index> assemble_front(const Symbolic& symbolic, Index s, std::span<const double> a_values,
+                                  const UpdateBlockStore& updates, double* front);
+
+/// Extend-adds the children's update-block columns past `splits` (assemble_front's result)
+/// into s's update block `update` (update_layout(symbolic, s)).
+void extend_add_children_below(const Symbolic& symbolic, Index s, const UpdateBlockStore& updates,
+                               std::span<const Index> splits, double* update);
+
+/// Writes into `update` (in `layout`, overwriting) U = −L21·L21ᵀ when `below_derivative` is an
+/// empty view, else its derivative U̇ = −(L̇21·L21ᵀ + L21·L̇21ᵀ) (one syr2k per panel diagonal,
+/// seed 002 app. C.1). `below` is L21 ((m−k)×k), `below_derivative` L̇21 of the same shape.
+void compute_update_block(linalg::ConstDenseView below, linalg::ConstDenseView below_derivative,
+                          double* update, PanelLowerLayout layout);
 
 /// Computes supernode s of the factor in place in `factor_values` and its update block in
 /// `updates`. With `release_children`, the children's update blocks are freed once consumed.

@@ -23,11 +23,13 @@ double max_abs(std::span<const double> v) {
 
 // Solves L·Y = Y in place (elimination numbering), supernode by supernode: a triangular solve
 // with the diagonal block, then the block below scatters its product into later rows.
+// A partial factorization stops before the Schur supernode: rows of the Schur set are left
+// holding b₂ − L21·y₁, the first phase of the three-phase solve (seed 004 §4.4, eq. 16).
 void Factor::forward_substitution(linalg::DenseView y) const {
   const Symbolic& sym = *symbolic_;
   const Index count = y.cols;
   std::vector<double> work(static_cast<std::size_t>(sym.stats().largest_front) * static_cast<std::size_t>(count));
-  for (Index s = 0; s < sym.supernode_count(); ++s) {
+  for (Index s = 0; s < sym.eliminated_supernode_count(); ++s) {
     const Index k = sym.column_count(s);
     const Index m = sym.row_count(s);
     const linalg::ConstDenseView block{values_.data() + sym.value_offset(s), m, k, m};
@@ -53,12 +55,13 @@ void Factor::forward_substitution(linalg::DenseView y) const {
 }
 
 // Solves Lᵀ·Y = Y in place, supernodes in reverse: gather the rows below, subtract the block's
-// transposed product, then the transposed triangular solve.
+// transposed product, then the transposed triangular solve. For a partial factorization the
+// Schur rows hold x₂ and are only read: x₁ = L11⁻ᵀ(y₁ − L21ᵀx₂) (seed 004 §4.4, eq. 18).
 void Factor::backward_substitution(linalg::DenseView y) const {
   const Symbolic& sym = *symbolic_;
   const Index count = y.cols;
   std::vector<double> work(static_cast<std::size_t>(sym.stats().largest_front) * static_cast<std::size_t>(count));
-  for (Index s = sym.supernode_count() - 1; s >= 0; --s) {
+  for (Index s = sym.eliminated_supernode_count() - 1; s >= 0; --s) {
     const Index k = sym.column_count(s);
     const Index m = sym.row_count(s);
     const linalg::ConstDenseView block{values_.data() + sym.value_offset(s), m, k, m};
@@ -93,6 +96,11 @@ void Factor::solve(std::span<double> b) const {
 void Factor::solve(linalg::DenseView b) const {
   require_factored("solve");
   const Symbolic& sym = *symbolic_;
+  if (sym.schur_size() > 0) {
+    throw std::logic_error("solve: this is a partial factorization (Schur set of " +
+                           std::to_string(sym.schur_size()) +
+                           " unknowns); solve it in three phases with SchurComplementFactor");
+  }
   if (b.rows != sym.size()) {
     throw std::invalid_argument("solve: right-hand side has " + std::to_string(b.rows) +
                                 " rows, the matrix has " + std::to_string(sym.size()));

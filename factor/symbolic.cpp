@@ -7,6 +7,7 @@
 
 #include "factor/column_counts.hpp"
 #include "factor/elimination_tree.hpp"
+#include "factor/schur_ordering.hpp"
 
 namespace cholsim::factor {
 namespace {
@@ -19,6 +20,10 @@ double seconds_since(Clock::time_point start) {
 
 std::vector<Index> choose_ordering(const linalg::SymmetricCscMatrix& pattern,
                                    const AnalyzeOptions& options) {
+  if (!options.schur_set.empty()) {
+    return constrained_ordering(pattern, options.schur_set, options.ordering,
+                                options.dofs_per_node, options.given_permutation);
+  }
   switch (options.ordering) {
     case OrderingMethod::nested_dissection:
       return nested_dissection_ordering(pattern, options.dofs_per_node);
@@ -58,6 +63,7 @@ std::uint64_t pattern_hash(const linalg::SymmetricCscMatrix& pattern) {
 }
 
 double Symbolic::supernode_flops(Index s) const {
+  if (is_schur_supernode(s)) return 0.0;  // assembled into S, not factored (schur_ordering.hpp)
   return dense_step_flops(row_count(s), column_count(s));
 }
 
@@ -85,8 +91,12 @@ std::shared_ptr<const Symbolic> analyze(const linalg::SymmetricCscMatrix& patter
       linalg::CscMatrix{n, n, pattern.lower.col_ptr, pattern.lower.row_idx, {}}};
   const linalg::SymmetricCscMatrix ordered = linalg::permute_symmetric(pattern_only, fill_ordering);
   const std::vector<Index> ordered_parent = elimination_tree(ordered);
-  const std::vector<Index> post = postorder(ordered_parent);
+  const Index schur_size = static_cast<Index>(options.schur_set.size());
+  const Index eliminated = n - schur_size;
+  std::vector<Index> post = postorder(ordered_parent);
   const std::vector<Index> ordered_counts = column_counts(ordered, ordered_parent, post);
+  // The constrained ordering put the Schur set last; the relabeling must keep it there.
+  if (schur_size > 0) post = schur_last_postorder(ordered_parent, eliminated);
   // Relabel by the postorder: elimination column k is ordered column post[k]. A postorder
   // keeps every ancestor after its descendants, so A's entries stay in the lower triangle.
   std::vector<Index> post_position(static_cast<std::size_t>(n));
@@ -105,10 +115,13 @@ std::shared_ptr<const Symbolic> analyze(const linalg::SymmetricCscMatrix& patter
 
   // 2. Supernodes.
   const SupernodePartition fundamental = fundamental_supernodes(parent, counts);
-  const SupernodePartition partition = amalgamate(fundamental, options.amalgamation);
+  const SupernodePartition partition =
+      schur_size > 0 ? schur_supernode_partition(parent, counts, eliminated, options.amalgamation)
+                     : amalgamate(fundamental, options.amalgamation);
   const Index supernodes = partition.count();
   sym.first_column_ = partition.first_column;
   sym.parent_ = partition.parent;
+  sym.stats_.schur_size = schur_size;  // is_schur_supernode() depends on it from here on
 
   // 3. Children lists (increasing) and subtree ranges of the supernodal tree.
   sym.child_ptr_.assign(static_cast<std::size_t>(supernodes) + 1, 0);
@@ -256,6 +269,17 @@ std::shared_ptr<const Symbolic> analyze(const linalg::SymmetricCscMatrix& patter
   }
   stats.factor_bytes = sym.factor_value_count() * static_cast<std::int64_t>(sizeof(double));
   stats.symbolic_seconds = seconds_since(symbolic_start);
+  if (schur_size > 0 && options.compare_unconstrained_fill) {
+    // Counted as ordering time: it is one more ordering (and its column counts).
+    const auto comparison_start = Clock::now();
+    AnalyzeOptions unconstrained = options;
+    unconstrained.schur_set.clear();
+    stats.nnz_l_unconstrained = factor_nonzeros(pattern, choose_ordering(pattern, unconstrained));
+    stats.fill_increase = static_cast<double>(stats.nnz_l_exact) /
+                              static_cast<double>(std::max<std::int64_t>(1, stats.nnz_l_unconstrained)) -
+                          1.0;
+    stats.ordering_seconds += seconds_since(comparison_start);
+  }
   stats.total_seconds = seconds_since(start);
   return symbolic;
 }

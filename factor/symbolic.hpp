@@ -27,6 +27,14 @@ struct AnalyzeOptions {
   /// Used when ordering == given: perm[new] = old, user numbering.
   std::vector<Index> given_permutation;
   AmalgamationOptions amalgamation;
+  /// Unknowns (user numbering) kept out of the elimination for a partial factorization
+  /// (seed 004 §4.3): they are ordered last, in this order, as one dense supernode whose
+  /// assembled front is the Schur complement S (schur_ordering.hpp). Empty: a full
+  /// factorization. Must be duplicate-free and in range (std::invalid_argument otherwise).
+  std::vector<Index> schur_set;
+  /// With a Schur set, also order the pattern without the constraint and report the fill
+  /// increase (AnalyzeStats::fill_increase); costs one more ordering and column count.
+  bool compare_unconstrained_fill = true;
 };
 
 struct AnalyzeStats {
@@ -46,12 +54,26 @@ struct AnalyzeStats {
   std::array<Index, 12> column_histogram{};
   std::int64_t factor_bytes = 0;    ///< bytes of L's values
   std::int64_t tree_levels = 0;     ///< height of the supernodal tree
+  Index schur_size = 0;             ///< unknowns in the Schur set (0: full factorization)
+  /// nnz(L) exact of the same ordering method without the Schur constraint, and the relative
+  /// increase nnz_l_exact / nnz_l_unconstrained − 1 (seed 004 §4.3 saw "slight" increases).
+  /// Only with a Schur set and compare_unconstrained_fill; 0 otherwise.
+  std::int64_t nnz_l_unconstrained = 0;
+  double fill_increase = 0.0;
 };
 
 class Symbolic {
  public:
   [[nodiscard]] Index size() const { return n_; }
   [[nodiscard]] Index supernode_count() const { return static_cast<Index>(parent_.size()); }
+  /// Size of the Schur set: the last schur_size() elimination columns, all in the last
+  /// supernode, which a factorization assembles into S but does not factor. 0 without one.
+  [[nodiscard]] Index schur_size() const { return stats_.schur_size; }
+  /// Supernodes a factorization eliminates: all of them, or all but the Schur supernode.
+  [[nodiscard]] Index eliminated_supernode_count() const {
+    return supernode_count() - (schur_size() > 0 ? 1 : 0);
+  }
+  [[nodiscard]] bool is_schur_supernode(Index s) const { return s == eliminated_supernode_count(); }
 
   // Ordering. permutation()[elimination] = user column.
   [[nodiscard]] std::span<const Index> permutation() const { return permutation_; }
@@ -92,7 +114,8 @@ class Symbolic {
     return {a_target_.data() + a_entry_ptr_[s], a_target_.data() + a_entry_ptr_[s + 1]};
   }
 
-  /// Estimated cost of supernode s (flops of potrf + trsm + syrk), used by the scheduler.
+  /// Estimated cost of supernode s (flops of potrf + trsm + syrk), used by the scheduler;
+  /// 0 for the Schur supernode, which is only assembled.
   [[nodiscard]] double supernode_flops(Index s) const;
 
   /// True if `a` has exactly the pattern this analysis was made for (size, pointers, rows).

@@ -93,6 +93,19 @@ void trsm(Side side, Transpose trans, Diagonal diag, double alpha, ConstDenseVie
               alpha, lower.data, lower.ld, b.data, b.ld);
 }
 
+void trmm(Side side, Transpose trans, Diagonal diag, double alpha, ConstDenseView lower,
+          DenseView b) {
+  require(lower.rows == lower.cols, "trmm", "L must be square");
+  require(side == Side::left ? b.rows == lower.rows : b.cols == lower.rows, "trmm",
+          "B does not match L");
+  require_leading_dimension(lower, "trmm");
+  require_leading_dimension(b, "trmm");
+  if (b.rows == 0 || b.cols == 0) return;
+  cblas_dtrmm(CblasColMajor, side == Side::left ? CblasLeft : CblasRight, CblasLower,
+              to_cblas(trans), diag == Diagonal::unit ? CblasUnit : CblasNonUnit, b.rows, b.cols,
+              alpha, lower.data, lower.ld, b.data, b.ld);
+}
+
 void trsv(Transpose trans, Diagonal diag, ConstDenseView lower, double* x, Index increment) {
   require(lower.rows == lower.cols, "trsv", "L must be square");
   require(increment != 0, "trsv", "zero increment");

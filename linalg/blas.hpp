@@ -30,6 +30,11 @@ void syr2k(double alpha, ConstDenseView a, ConstDenseView b, double beta, DenseV
 void trsm(Side side, Transpose trans, Diagonal diag, double alpha, ConstDenseView lower,
           DenseView b);
 
+/// B = alpha·op(L)·B (side left) or B = alpha·B·op(L) (side right) in place, with L lower
+/// triangular.
+void trmm(Side side, Transpose trans, Diagonal diag, double alpha, ConstDenseView lower,
+          DenseView b);
+
 /// Solves op(L)·x = b in place for one vector with stride `increment`.
 void trsv(Transpose trans, Diagonal diag, ConstDenseView lower, double* x, Index increment = 1);
 

@@ -115,17 +115,23 @@ TetMesh structured_tet_box(Index nx, Index ny, Index nz, double cell_size) {
   return mesh;
 }
 
-SymmetricCscMatrix elasticity_matrix(const ElasticityBoxOptions& options) {
+linear_tet::ElasticStiffness elasticity_element_matrix(const linear_tet::Points& x,
+                                                       const ElasticityBoxOptions& options) {
   const LameParameters material =
       lame_from_youngs_poisson(options.youngs_modulus, options.poisson_ratio);
   const double dt2 = options.time_step * options.time_step;
+  linear_tet::ElasticStiffness element = linear_tet::elastic_stiffness(x, material);
+  const double mass = linear_tet::lumped_vertex_mass(x, options.density);
+  for (std::size_t a = 0; a < 12; ++a) {
+    for (std::size_t b = 0; b < 12; ++b) element[a + 12 * b] *= dt2;
+    element[a + 12 * a] += mass;
+  }
+  return element;
+}
+
+SymmetricCscMatrix elasticity_matrix(const ElasticityBoxOptions& options) {
   return assemble_on_box<12>(options, 3, [&](const linear_tet::Points& x, auto& element) {
-    element = linear_tet::elastic_stiffness(x, material);
-    const double mass = linear_tet::lumped_vertex_mass(x, options.density);
-    for (std::size_t a = 0; a < 12; ++a) {
-      for (std::size_t b = 0; b < 12; ++b) element[a + 12 * b] *= dt2;
-      element[a + 12 * a] += mass;
-    }
+    element = elasticity_element_matrix(x, options);
   });
 }
 

@@ -49,6 +49,11 @@ struct ElasticityBoxOptions {
 /// through AssemblyPattern::scatter_add.
 SymmetricCscMatrix elasticity_matrix(const ElasticityBoxOptions& options = {});
 
+/// One tet's 12×12 block of elasticity_matrix (column-major, dof 3·vertex + component):
+/// Δt²·Kₑ plus the lumped mass ρV/4 on the diagonal.
+linear_tet::ElasticStiffness elasticity_element_matrix(const linear_tet::Points& x,
+                                                       const ElasticityBoxOptions& options);
+
 /// The per-coordinate matrix of seed 003 (§3.1, Algorithm 1: M + DᵀKD): one dof per node,
 /// lumped M (ρV/4 per vertex) + Δt²·2μ·Σₑ Vₑ GₑᵀGₑ (linear_tet::scalar_stiffness), with
 /// μ from youngs_modulus and poisson_ratio. Each of x, y, z is solved with this same matrix.

@@ -171,6 +171,28 @@ TEST(Blas, TrsmSolvesAllSidesAndTransposes) {
   }
 }
 
+// trmm multiplies by the lower triangle only (the padded upper part must be ignored).
+TEST(Blas, TrmmMultipliesAllSidesAndTransposes) {
+  const Index n = 5;
+  DenseMatrix l = random_lower(n, 10);
+  DenseMatrix l_with_upper = l;
+  for (Index j = 1; j < n; ++j) l_with_upper(0, j) = 100.0;
+  for (Side side : {Side::left, Side::right}) {
+    for (Transpose t : {Transpose::no, Transpose::yes}) {
+      const DenseMatrix b = side == Side::left ? random_matrix(n, 3, 11) : random_matrix(3, n, 11);
+      Padded pl = padded(l_with_upper);
+      Padded pb = padded(b);
+      blas::trmm(side, t, Diagonal::non_unit, -0.5, pl.view, pb.view);
+      const DenseMatrix product = side == Side::left
+                                      ? naive_product(l.view(), t, b.view(), Transpose::no)
+                                      : naive_product(b.view(), Transpose::no, l.view(), t);
+      for (Index j = 0; j < b.cols(); ++j) {
+        for (Index i = 0; i < b.rows(); ++i) EXPECT_NEAR(pb.view(i, j), -0.5 * product(i, j), 1e-13);
+      }
+    }
+  }
+}
+
 TEST(Blas, TrsvSolvesWithStride) {
   const Index n = 6;
   const DenseMatrix l = random_lower(n, 10);
