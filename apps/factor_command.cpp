@@ -22,22 +22,14 @@
 #include "factor_schur.hpp"
 #include "refactor_experiment.hpp"
 #include "report.hpp"
+#include "timing.hpp"
 
 namespace cholsim::apps {
 namespace {
 
 using linalg::Index;
-using Clock = std::chrono::steady_clock;
 
-double seconds_since(Clock::time_point start) {
-  return std::chrono::duration<double>(Clock::now() - start).count();
-}
 
-double median(std::vector<double> values) {
-  std::sort(values.begin(), values.end());
-  const std::size_t middle = values.size() / 2;
-  return values.size() % 2 == 1 ? values[middle] : 0.5 * (values[middle - 1] + values[middle]);
-}
 
 /// Progress lines on stderr, so that stdout holds only the report.
 void progress(const std::string& line) { std::cerr << "cholsim factor: " << line << std::endl; }

@@ -7,17 +7,13 @@
 
 #include "factor/factor_derivative.hpp"
 #include "linalg/matrix_market.hpp"
+#include "timing.hpp"
 
 namespace cholsim::apps {
 namespace {
 
 using linalg::Index;
 
-double median(std::vector<double> values) {
-  std::sort(values.begin(), values.end());
-  const std::size_t middle = values.size() / 2;
-  return values.size() % 2 == 1 ? values[middle] : 0.5 * (values[middle - 1] + values[middle]);
-}
 
 }  // namespace
 

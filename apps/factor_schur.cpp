@@ -11,22 +11,14 @@
 #include "factor/schur_complement.hpp"
 #include "factor/schur_ordering.hpp"
 #include "factor/schur_system.hpp"
+#include "timing.hpp"
 
 namespace cholsim::apps {
 namespace {
 
 using linalg::Index;
-using Clock = std::chrono::steady_clock;
 
-double seconds_since(Clock::time_point start) {
-  return std::chrono::duration<double>(Clock::now() - start).count();
-}
 
-double median(std::vector<double> values) {
-  std::sort(values.begin(), values.end());
-  const std::size_t middle = values.size() / 2;
-  return values.size() % 2 == 1 ? values[middle] : 0.5 * (values[middle - 1] + values[middle]);
-}
 
 double norm2(std::span<const double> v) {
   double sum = 0.0;

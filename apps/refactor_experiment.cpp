@@ -7,6 +7,7 @@
 #include "linalg/assembly_pattern.hpp"
 #include "linalg/element_changes.hpp"
 #include "linalg/generators.hpp"
+#include "timing.hpp"
 
 namespace cholsim::apps {
 namespace {
@@ -70,11 +71,6 @@ double max_relative_difference(std::span<const double> x, std::span<const double
   return scale > 0.0 ? difference / scale : difference;
 }
 
-double median(std::vector<double> values) {
-  std::sort(values.begin(), values.end());
-  const std::size_t middle = values.size() / 2;
-  return values.size() % 2 == 1 ? values[middle] : 0.5 * (values[middle - 1] + values[middle]);
-}
 
 }  // namespace
 

@@ -22,6 +22,7 @@
 #include "factor/supernode_cost_model.hpp"
 #include "factor/symbolic.hpp"
 #include "linalg/dense_matrix.hpp"
+#include "linalg/huge_page_allocator.hpp"
 
 namespace cholsim::factor {
 
@@ -149,7 +150,8 @@ class Factor {
   void backward_substitution(linalg::DenseView y) const;
 
   std::shared_ptr<const Symbolic> symbolic_;
-  std::vector<double> values_;
+  /// L's values; huge-page backed and not zero-filled (linalg/huge_page_allocator.hpp).
+  std::vector<double, linalg::HugePageAllocator<double>> values_;
   FactorStatus status_;
   FactorStats stats_;
   std::unique_ptr<UpdateBlockStore> retained_;  ///< null unless retain_update_blocks

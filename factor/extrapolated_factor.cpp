@@ -21,7 +21,7 @@ ExtrapolatedFactor::ExtrapolatedFactor(const FactorDerivative& source)
 
 const FactorStatus& ExtrapolatedFactor::extrapolate(double time_step) {
   time_step_ = time_step;
-  std::vector<double>& values = factor_.values_;
+  auto& values = factor_.values_;
   for (std::size_t i = 0; i < values.size(); ++i) values[i] = factor_values_[i] + time_step * derivative_[i];
 
   // Diagonal entries in elimination order: the first bad one is the column a solve would hit.

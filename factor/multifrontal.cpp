@@ -86,7 +86,7 @@ double* UpdateBlockStore::allocate(Index s, std::int64_t entries) {
   Block& b = blocks_[s];
   if (b.entries != entries) {
     b.data.reset();  // release first so the peak does not count both
-    b.data = std::make_unique_for_overwrite<double[]>(static_cast<std::size_t>(entries));
+    b.data = linalg::make_large_array(static_cast<std::size_t>(entries));
     const std::int64_t now = bytes_.fetch_add((entries - b.entries) * 8) + (entries - b.entries) * 8;
     b.entries = entries;
     std::int64_t peak = peak_bytes_.load();

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "factor/symbolic.hpp"
+#include "linalg/huge_page_allocator.hpp"
 #include "linalg/dense_matrix.hpp"
 
 namespace cholsim::factor {
@@ -60,7 +61,7 @@ class UpdateBlockStore {
 
  private:
   struct Block {
-    std::unique_ptr<double[]> data;
+    linalg::LargeArray data;  // huge-page backed when large: fresh blocks fault less
     std::int64_t entries = 0;
     [[nodiscard]] const double* get() const { return data.get(); }
   };
