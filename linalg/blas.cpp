@@ -80,14 +80,24 @@ void syr2k(double alpha, ConstDenseView a, ConstDenseView b, double beta, DenseV
                b.data, b.ld, beta, c.data, c.ld);
 }
 
+namespace {
+
+// The checks trsm and trmm share: a square lower-triangular L that matches B on `side`.
+// Returns false when B is empty and there is nothing to compute.
+bool check_triangular_operands(Side side, ConstDenseView lower, DenseView b, const char* name) {
+  require(lower.rows == lower.cols, name, "L must be square");
+  require(side == Side::left ? b.rows == lower.rows : b.cols == lower.rows, name,
+          "B does not match L");
+  require_leading_dimension(lower, name);
+  require_leading_dimension(b, name);
+  return b.rows != 0 && b.cols != 0;
+}
+
+}  // namespace
+
 void trsm(Side side, Transpose trans, Diagonal diag, double alpha, ConstDenseView lower,
           DenseView b) {
-  require(lower.rows == lower.cols, "trsm", "L must be square");
-  require(side == Side::left ? b.rows == lower.rows : b.cols == lower.rows, "trsm",
-          "B does not match L");
-  require_leading_dimension(lower, "trsm");
-  require_leading_dimension(b, "trsm");
-  if (b.rows == 0 || b.cols == 0) return;
+  if (!check_triangular_operands(side, lower, b, "trsm")) return;
   cblas_dtrsm(CblasColMajor, side == Side::left ? CblasLeft : CblasRight, CblasLower,
               to_cblas(trans), diag == Diagonal::unit ? CblasUnit : CblasNonUnit, b.rows, b.cols,
               alpha, lower.data, lower.ld, b.data, b.ld);
@@ -95,12 +105,7 @@ void trsm(Side side, Transpose trans, Diagonal diag, double alpha, ConstDenseVie
 
 void trmm(Side side, Transpose trans, Diagonal diag, double alpha, ConstDenseView lower,
           DenseView b) {
-  require(lower.rows == lower.cols, "trmm", "L must be square");
-  require(side == Side::left ? b.rows == lower.rows : b.cols == lower.rows, "trmm",
-          "B does not match L");
-  require_leading_dimension(lower, "trmm");
-  require_leading_dimension(b, "trmm");
-  if (b.rows == 0 || b.cols == 0) return;
+  if (!check_triangular_operands(side, lower, b, "trmm")) return;
   cblas_dtrmm(CblasColMajor, side == Side::left ? CblasLeft : CblasRight, CblasLower,
               to_cblas(trans), diag == Diagonal::unit ? CblasUnit : CblasNonUnit, b.rows, b.cols,
               alpha, lower.data, lower.ld, b.data, b.ld);
