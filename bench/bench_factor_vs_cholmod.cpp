@@ -39,6 +39,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/cholmod_reference.hpp"
 #include "factor/cholesky_factor.hpp"
 #include "linalg/blas.hpp"
 #include "linalg/blas_threads.hpp"
@@ -202,55 +203,26 @@ struct MatrixResult {
   std::vector<ThreadRun> runs;
 };
 
-/// A cholmod_common per repetition, so that memory counters start from zero.
-class CholmodCommon {
- public:
-  CholmodCommon() {
-    cholmod_l_start(&common_);
-    common_.nmethods = 1;
-    common_.method[0].ordering = CHOLMOD_GIVEN;
-    common_.postorder = 1;
-    common_.supernodal = CHOLMOD_SUPERNODAL;
-  }
-  ~CholmodCommon() { cholmod_l_finish(&common_); }
-  CholmodCommon(const CholmodCommon&) = delete;
-  CholmodCommon& operator=(const CholmodCommon&) = delete;
-  cholmod_common* get() { return &common_; }
-
- private:
-  cholmod_common common_{};
-};
-
-/// A in CHOLMOD's 64-bit form (cholmod_l_* API throughout): arrays owned here, wrapped.
-struct CholmodMatrix {
-  std::vector<SuiteSparse_long> col_ptr;
-  std::vector<SuiteSparse_long> row_idx;
-  cholmod_sparse sparse{};
-
-  explicit CholmodMatrix(const SymmetricCscMatrix& a)
-      : col_ptr(a.lower.col_ptr.begin(), a.lower.col_ptr.end()),
-        row_idx(a.lower.row_idx.begin(), a.lower.row_idx.end()) {
-    sparse.nrow = static_cast<std::size_t>(a.size());
-    sparse.ncol = static_cast<std::size_t>(a.size());
-    sparse.nzmax = row_idx.size();
-    sparse.p = col_ptr.data();
-    sparse.i = row_idx.data();
-    sparse.x = const_cast<double*>(a.lower.values.data());  // CHOLMOD only reads A
-    sparse.stype = -1;  // lower triangle stored
-    sparse.itype = CHOLMOD_LONG;
-    sparse.xtype = CHOLMOD_REAL;
-    sparse.dtype = CHOLMOD_DOUBLE;
-    sparse.sorted = 1;
-    sparse.packed = 1;
+/// A cholmod_common per repetition, so that memory counters start from zero, set up for a
+/// supernodal factorization with the permutation given.
+struct GivenOrderingCholmod : cholsim::reference::CholmodCommon {
+  GivenOrderingCholmod() {
+    cholmod_common* common = get();
+    common->nmethods = 1;
+    common->method[0].ordering = CHOLMOD_GIVEN;
+    common->postorder = 1;
+    common->supernodal = CHOLMOD_SUPERNODAL;
   }
 };
+
+using cholsim::reference::CholmodMatrix;
 
 /// One repetition of CHOLMOD: analyze_p, factorize, solve. Returns false on failure.
 bool run_cholmod_once(const SymmetricCscMatrix& a, CholmodMatrix& matrix,
                       std::vector<SuiteSparse_long>& permutation, std::vector<double>& b,
                       MatrixResult& result, LibraryRun& run, std::vector<double>& analyze,
                       std::vector<double>& factorize, std::vector<double>& solve) {
-  CholmodCommon common;
+  GivenOrderingCholmod common;
   cholmod_common* c = common.get();
   auto start = std::chrono::steady_clock::now();
   cholmod_factor* l = cholmod_l_analyze_p(&matrix.sparse, permutation.data(), nullptr, 0, c);

@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/cholmod_reference.hpp"
 #include "factor/cholesky_factor.hpp"
 #include "linalg/blas_threads.hpp"
 #include "linalg/generators.hpp"
@@ -24,19 +25,6 @@ namespace {
 
 using linalg::Index;
 using linalg::SymmetricCscMatrix;
-
-/// cholmod_common started for the whole test and finished on every exit path.
-class CholmodCommon {
- public:
-  CholmodCommon() { cholmod_l_start(&common_); }
-  ~CholmodCommon() { cholmod_l_finish(&common_); }
-  CholmodCommon(const CholmodCommon&) = delete;
-  CholmodCommon& operator=(const CholmodCommon&) = delete;
-  cholmod_common* get() { return &common_; }
-
- private:
-  cholmod_common common_{};
-};
 
 /// What the CHOLMOD run gives back for comparison.
 struct CholmodResult {
@@ -50,27 +38,10 @@ struct CholmodResult {
 /// and solves A·x = b, all with CHOLMOD.
 CholmodResult cholmod_solve(const SymmetricCscMatrix& a, std::span<const Index> permutation,
                             const AmalgamationOptions& amalgamation, const std::vector<double>& b) {
-  const auto& lower = a.lower;
   const auto n = static_cast<std::size_t>(a.size());
-  std::vector<SuiteSparse_long> col_ptr(lower.col_ptr.begin(), lower.col_ptr.end());
-  std::vector<SuiteSparse_long> row_idx(lower.row_idx.begin(), lower.row_idx.end());
-  std::vector<double> values = lower.values;
+  reference::CholmodMatrix matrix(a);
   std::vector<SuiteSparse_long> perm(permutation.begin(), permutation.end());
   std::vector<double> rhs = b;
-
-  cholmod_sparse matrix{};
-  matrix.nrow = n;
-  matrix.ncol = n;
-  matrix.nzmax = row_idx.size();
-  matrix.p = col_ptr.data();
-  matrix.i = row_idx.data();
-  matrix.x = values.data();
-  matrix.stype = -1;  // lower triangle stored
-  matrix.itype = CHOLMOD_LONG;
-  matrix.xtype = CHOLMOD_REAL;
-  matrix.dtype = CHOLMOD_DOUBLE;
-  matrix.sorted = 1;
-  matrix.packed = 1;
 
   cholmod_dense rhs_dense{};
   rhs_dense.nrow = n;
@@ -81,7 +52,7 @@ CholmodResult cholmod_solve(const SymmetricCscMatrix& a, std::span<const Index> 
   rhs_dense.xtype = CHOLMOD_REAL;
   rhs_dense.dtype = CHOLMOD_DOUBLE;
 
-  CholmodCommon common;
+  reference::CholmodCommon common;
   cholmod_common* c = common.get();
   c->nmethods = 1;
   c->method[0].ordering = CHOLMOD_GIVEN;
@@ -95,11 +66,11 @@ CholmodResult cholmod_solve(const SymmetricCscMatrix& a, std::span<const Index> 
   c->zrelax[2] = amalgamation.large_zero_fraction;
 
   CholmodResult result;
-  cholmod_factor* factor = cholmod_l_analyze_p(&matrix, perm.data(), nullptr, 0, c);
+  cholmod_factor* factor = cholmod_l_analyze_p(&matrix.sparse, perm.data(), nullptr, 0, c);
   EXPECT_NE(factor, nullptr);
   if (factor == nullptr) return result;
   result.lnz = c->lnz;
-  EXPECT_TRUE(cholmod_l_factorize(&matrix, factor, c));
+  EXPECT_TRUE(cholmod_l_factorize(&matrix.sparse, factor, c));
   EXPECT_EQ(c->status, CHOLMOD_OK);
   EXPECT_EQ(factor->minor, n) << "CHOLMOD found a non-positive pivot";
   EXPECT_TRUE(factor->is_super);
