@@ -16,6 +16,8 @@ target_link_libraries(cholsim_metis INTERFACE ${METIS_LIBRARY})
 if(CHOLSIM_BUILD_APPS)
   find_package(CLI11 REQUIRED)
   find_package(nlohmann_json REQUIRED)
+  # VTK writes the simulation apps' .vtu/.pvd frames (apps/ only, DESIGN.md "Layers").
+  find_package(VTK REQUIRED COMPONENTS CommonCore CommonDataModel IOXML)
 endif()
 
 if(CHOLSIM_BUILD_TESTS)
