@@ -3,7 +3,9 @@
 #include <CLI/CLI.hpp>
 
 #include "command.hpp"
+#include "corot_command.hpp"
 #include "factor_command.hpp"
+#include "opsplit_command.hpp"
 
 int main(int argc, char** argv) {
   using namespace cholsim::apps;
@@ -16,6 +18,8 @@ int main(int argc, char** argv) {
 
   CommandAction action;
   add_factor_command(app, action);
+  add_corot_command(app, action);
+  add_opsplit_command(app, action);
 
   try {
     app.parse(argc, argv);

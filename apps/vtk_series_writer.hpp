@@ -1,0 +1,55 @@
+#pragma once
+// Writes a simulation as one VTK XML unstructured grid (.vtu) per frame plus a ParaView
+// collection (.pvd) listing them with their times, through the VTK library (binary, zlib
+// compressed). Every file goes to a temporary name in the output folder and is renamed when
+// complete; the .pvd is rewritten after each frame, so a run stopped at any point leaves a
+// collection that opens.
+#include <filesystem>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "linalg/index_types.hpp"
+
+namespace cholsim::apps {
+
+/// A named array over the points (nodes) or the cells (tets) of a frame.
+/// values.size() = components · (point or cell count).
+struct VtkField {
+  std::string name;
+  int components = 1;  ///< 1 (scalar) or 3 (vector)
+  std::span<const double> values;
+};
+
+class VtuSeriesWriter {
+ public:
+  /// Creates `directory` if needed; frames are named <basename>_<frame, 4+ digits>.vtu and the
+  /// collection <basename>.pvd. Throws std::runtime_error if the folder cannot be created.
+  VtuSeriesWriter(std::filesystem::path directory, std::string basename);
+
+  /// Writes the next frame: tets (4 node indices each) over `positions` (3 per node) with the
+  /// given point and cell fields, then rewrites the .pvd. Throws std::invalid_argument when a
+  /// field's size does not match, std::runtime_error when a file cannot be written (naming it).
+  void write_frame(double time, std::span<const double> positions,
+                   std::span<const linalg::Index> tets, std::span<const VtkField> point_fields,
+                   std::span<const VtkField> cell_fields);
+
+  [[nodiscard]] const std::filesystem::path& directory() const { return directory_; }
+  [[nodiscard]] std::filesystem::path pvd_path() const;
+  [[nodiscard]] linalg::Index frames_written() const {
+    return static_cast<linalg::Index>(frames_.size());
+  }
+
+ private:
+  struct Frame {
+    double time;
+    std::string file_name;
+  };
+  void write_collection() const;
+
+  std::filesystem::path directory_;
+  std::string basename_;
+  std::vector<Frame> frames_;
+};
+
+}  // namespace cholsim::apps
