@@ -29,7 +29,10 @@ class VtuSeriesWriter {
 
   /// Writes the next frame: tets (4 node indices each) over `positions` (3 per node) with the
   /// given point and cell fields, then rewrites the .pvd. Throws std::invalid_argument when a
-  /// field's size does not match, std::runtime_error when a file cannot be written (naming it).
+  /// field's size does not match, a field has other than 1 or 3 components, a tet names a node
+  /// out of range, a position or field value is not finite, or `time` is not finite or before
+  /// the previous frame's (nothing is written then); std::runtime_error when a file cannot be
+  /// written (naming it).
   void write_frame(double time, std::span<const double> positions,
                    std::span<const linalg::Index> tets, std::span<const VtkField> point_fields,
                    std::span<const VtkField> cell_fields);

@@ -105,6 +105,9 @@ class Factor {
   [[nodiscard]] bool retains_update_blocks() const { return retained_ != nullptr; }
   /// Measured seconds per supernode (seed 000 §4.4 "cost"), refined by every refactorize.
   [[nodiscard]] const SupernodeCostModel& cost_model() const { return cost_model_; }
+  /// The costs to give the update schedulers: cost_model() with the subtrees that are
+  /// recomputed alongside a supernode (their blocks are not retained) folded into it.
+  [[nodiscard]] std::vector<double> scheduling_costs() const;
 
   [[nodiscard]] const FactorStatus& status() const { return status_; }
   [[nodiscard]] bool ok() const { return status_.ok(); }

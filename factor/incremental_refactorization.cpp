@@ -23,6 +23,10 @@ std::vector<char> Factor::supernodes_to_recompute(const ChangedEntries& changed)
   return marked;
 }
 
+std::vector<double> Factor::scheduling_costs() const {
+  return costs_with_unretained_children(*symbolic_, keeps_block_, cost_model_.costs());
+}
+
 const FactorStatus& Factor::refactorize(const ChangedEntries& changed, const linalg::SymmetricCscMatrix& a,
                                         const FactorOptions& options) {
   const auto start = std::chrono::steady_clock::now();

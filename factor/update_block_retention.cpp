@@ -26,4 +26,16 @@ void add_unretained_children(const Symbolic& symbolic, std::span<const char> kep
   }
 }
 
+std::vector<double> costs_with_unretained_children(const Symbolic& symbolic, std::span<const char> kept,
+                                                   std::span<const double> cost) {
+  std::vector<double> total(cost.begin(), cost.end());
+  if (kept.empty()) return total;
+  for (Index s = 0; s < symbolic.supernode_count(); ++s) {  // children before parents
+    for (Index c : symbolic.children(s)) {
+      if (!kept[c]) total[s] += total[c];
+    }
+  }
+  return total;
+}
+
 }  // namespace cholsim::factor

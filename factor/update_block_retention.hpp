@@ -21,4 +21,11 @@ std::vector<char> retained_update_blocks(const Symbolic& symbolic, double min_fl
 /// and whose parent is marked, recursively: the parent needs that block, so it is recomputed.
 void add_unretained_children(const Symbolic& symbolic, std::span<const char> kept, std::span<char> marked);
 
+/// Per-supernode costs for the update schedulers (seed 000 §4.4) that include what
+/// add_unretained_children adds: cost[s] plus the costs of the subtrees below s whose blocks
+/// are not kept (recomputed whenever s is). Without this, a schedule's predicted cost misses
+/// that work and a budget is overrun. An empty `kept` (every block kept) returns `cost`.
+std::vector<double> costs_with_unretained_children(const Symbolic& symbolic, std::span<const char> kept,
+                                                   std::span<const double> cost);
+
 }  // namespace cholsim::factor

@@ -38,6 +38,34 @@ TetMesh read_tet_mesh(const std::filesystem::path& path);
 /// `.stl` (ASCII or binary, vertices welded by exact position).
 SurfaceMesh read_surface_mesh(const std::filesystem::path& path);
 
+/// TetGen `.node` + `.ele` (either path; the other is found beside it by extension). Point
+/// numbers may start at 0 or 1 — the first point of the .node file says which, and .ele uses
+/// the same numbering; attributes and boundary markers are read past; 10-node tets keep their
+/// 4 corners.
+TetMesh read_tetgen_mesh(const std::filesystem::path& node_or_ele_path);
+
+/// Gmsh `.msh`, format 2.2 or 4.0/4.1 ASCII. Tetrahedra (element type 4, and the corners of
+/// 10-node type 11) are kept, all other elements skipped; node tags may be any positive
+/// numbers. A binary file is a MeshFormatError ("binary .msh is not supported").
+TetMesh read_gmsh_mesh(const std::filesystem::path& path);
+
+/// Medit `.mesh` (ASCII, one entry per line): Vertices and Tetrahedra sections, 1-based;
+/// other sections (Triangles, Edges, Corners, …) skipped.
+TetMesh read_medit_mesh(const std::filesystem::path& path);
+
+/// Wavefront OBJ: `v x y z [w | r g b]`, `f a b c …` (a, a/t, a/t/n, a//n; negative = relative to the end),
+/// polygons fan-triangulated; other lines (vt, vn, g, o, s, usemtl, l, …) ignored.
+SurfaceMesh read_obj(const std::filesystem::path& path);
+
+/// OFF (also with C/N/ST prefixes, whose extra per-vertex values are ignored): polygons
+/// fan-triangulated, per-face colours ignored.
+SurfaceMesh read_off(const std::filesystem::path& path);
+
+/// STL, ASCII or binary (binary when the size is exactly 84 + 50·count bytes, whatever the
+/// header says), vertices welded by exact position; triangles that welding collapses (two equal
+/// corners) are dropped, stored normals ignored.
+SurfaceMesh read_stl(const std::filesystem::path& path);
+
 /// Writes `surface` as OFF through a temporary file renamed over `path` when complete.
 void write_off(const SurfaceMesh& surface, const std::filesystem::path& path);
 

@@ -49,8 +49,10 @@ struct MeshCheck {
 
 /// Checks `mesh` and throws InvalidMeshError, naming `source` (a file name or "builtin box"),
 /// for: a tet index outside 0..node_count-1, a repeated node within a tet, an inverted or
-/// zero-volume tet (relative to the mean volume), a face shared by more than two tets, or
-/// non-finite coordinates. Unused nodes are reported as a warning.
+/// zero-volume tet (|volume| ≤ 10⁻¹² × the mean volume), a face shared by more than two tets
+/// (non-manifold) or by two tets on the same side of it (overlap), non-finite coordinates, or
+/// no tets at all. Unused nodes and slivers (smallest volume < 10⁻³ × mean) are reported as
+/// warnings. Sorts all 4·tets faces: well under a second for 300K tets.
 MeshCheck validate_tet_mesh(const TetMesh& mesh, std::string_view source);
 
 /// The faces used by exactly one tet, oriented outward, as a surface over the same node

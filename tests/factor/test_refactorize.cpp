@@ -257,6 +257,31 @@ TEST(Refactorize, UnretainedSubtreesAreRecomputedWithTheirParent) {
   expect_equals_fresh_factorization(some, a, "retention policy");
 }
 
+// The schedulers' costs include the unretained subtrees a marked supernode drags along, so
+// the predicted cost of updating a leaf covers every supernode refactorize will recompute.
+TEST(Refactorize, SchedulingCostsCoverTheUnretainedSubtrees) {
+  const ElasticBox box;
+  const Symbolic& sym = *box.symbolic;
+  Factor factor(box.symbolic);
+  ASSERT_TRUE(factor.factorize(box.a, {.retain_update_blocks = true, .retain_min_flops_per_entry = 100.0}).ok());
+  const std::vector<Index> parent = supernode_parents(sym);
+  const std::span<const double> measured = factor.cost_model().costs();
+  const std::vector<double> scheduling = factor.scheduling_costs();
+  ASSERT_EQ(scheduling.size(), measured.size());
+  bool folded_any = false;
+  for (Index leaf : leaf_supernodes(sym)) {
+    std::vector<char> leaf_only(static_cast<std::size_t>(sym.supernode_count()), 0);
+    leaf_only[leaf] = 1;
+    const std::vector<char> recomputed = factor.supernodes_to_recompute(ChangedEntries::supernodes({leaf}));
+    double actual = 0.0;
+    for (Index s = 0; s < sym.supernode_count(); ++s) actual += recomputed[s] ? measured[s] : 0.0;
+    const double naive = update_cost(parent, measured, leaf_only);
+    EXPECT_GE(update_cost(parent, scheduling, leaf_only), actual * (1.0 - 1e-12)) << "leaf " << leaf;
+    folded_any = folded_any || naive < actual * (1.0 - 1e-12);
+  }
+  EXPECT_TRUE(folded_any) << "no leaf path drags an unretained subtree along: the test proves nothing";
+}
+
 // A change that makes A indefinite reports the failing column; the supernodes left
 // uncomputed are recomputed by the next refactorize, which then equals a fresh factorization.
 TEST(Refactorize, RecoversFromAFailedRefactorization) {

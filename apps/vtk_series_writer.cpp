@@ -1,0 +1,231 @@
+#include "vtk_series_writer.hpp"
+
+#include <charconv>
+#include <cmath>
+#include <fstream>
+#include <iomanip>
+#include <sstream>
+#include <stdexcept>
+#include <system_error>
+
+#include <vtkCellArray.h>
+#include <vtkCellData.h>
+#include <vtkCellType.h>
+#include <vtkDoubleArray.h>
+#include <vtkIdTypeArray.h>
+#include <vtkPointData.h>
+#include <vtkPoints.h>
+#include <vtkSmartPointer.h>
+#include <vtkUnstructuredGrid.h>
+#include <vtkXMLUnstructuredGridWriter.h>
+
+namespace cholsim::apps {
+namespace {
+
+using linalg::Index;
+
+/// Every value finite, or std::invalid_argument naming `what` and the first bad entry.
+void require_finite(std::span<const double> values, int components, const std::string& what) {
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    if (!std::isfinite(values[i])) {
+      throw std::invalid_argument("VtuSeriesWriter: " + what + " has a non-finite value at entry " +
+                                  std::to_string(i / static_cast<std::size_t>(components)) +
+                                  " (component " +
+                                  std::to_string(i % static_cast<std::size_t>(components)) + ")");
+    }
+  }
+}
+
+void check_field(const VtkField& field, std::size_t count, const char* kind) {
+  const std::string what = std::string(kind) + " field '" + field.name + "'";
+  if (field.name.empty()) throw std::invalid_argument(std::string("VtuSeriesWriter: a ") + kind + " field has no name");
+  if (field.components != 1 && field.components != 3) {
+    throw std::invalid_argument("VtuSeriesWriter: " + what + " has " + std::to_string(field.components) +
+                                " components; expected 1 or 3");
+  }
+  const std::size_t expected = count * static_cast<std::size_t>(field.components);
+  if (field.values.size() != expected) {
+    throw std::invalid_argument("VtuSeriesWriter: " + what + " has " + std::to_string(field.values.size()) +
+                                " values; expected " + std::to_string(expected) + " (" +
+                                std::to_string(field.components) + " per " + (kind[0] == 'p' ? "point" : "cell") +
+                                ")");
+  }
+  require_finite(field.values, field.components, what);
+}
+
+void check_tets(std::span<const Index> tets, Index point_count) {
+  if (tets.size() % 4 != 0) {
+    throw std::invalid_argument("VtuSeriesWriter: " + std::to_string(tets.size()) +
+                                " tet indices is not a multiple of 4");
+  }
+  for (std::size_t i = 0; i < tets.size(); ++i) {
+    if (tets[i] < 0 || tets[i] >= point_count) {
+      throw std::invalid_argument("VtuSeriesWriter: tet " + std::to_string(i / 4) + " refers to node " +
+                                  std::to_string(tets[i]) + "; expected 0.." + std::to_string(point_count - 1));
+    }
+  }
+}
+
+vtkSmartPointer<vtkDoubleArray> to_vtk_array(const VtkField& field) {
+  auto array = vtkSmartPointer<vtkDoubleArray>::New();
+  array->SetName(field.name.c_str());
+  array->SetNumberOfComponents(field.components);
+  array->SetNumberOfTuples(static_cast<vtkIdType>(field.values.size() / static_cast<std::size_t>(field.components)));
+  std::copy(field.values.begin(), field.values.end(), array->GetPointer(0));
+  return array;
+}
+
+vtkSmartPointer<vtkUnstructuredGrid> build_grid(std::span<const double> positions, std::span<const Index> tets) {
+  auto coordinates = vtkSmartPointer<vtkDoubleArray>::New();
+  coordinates->SetNumberOfComponents(3);
+  coordinates->SetNumberOfTuples(static_cast<vtkIdType>(positions.size() / 3));
+  std::copy(positions.begin(), positions.end(), coordinates->GetPointer(0));
+  auto points = vtkSmartPointer<vtkPoints>::New();
+  points->SetData(coordinates);
+
+  const auto tet_count = static_cast<vtkIdType>(tets.size() / 4);
+  auto offsets = vtkSmartPointer<vtkIdTypeArray>::New();
+  offsets->SetNumberOfValues(tet_count + 1);
+  for (vtkIdType tet = 0; tet <= tet_count; ++tet) offsets->SetValue(tet, 4 * tet);
+  auto connectivity = vtkSmartPointer<vtkIdTypeArray>::New();
+  connectivity->SetNumberOfValues(static_cast<vtkIdType>(tets.size()));
+  for (std::size_t i = 0; i < tets.size(); ++i) connectivity->SetValue(static_cast<vtkIdType>(i), tets[i]);
+  auto cells = vtkSmartPointer<vtkCellArray>::New();
+  cells->SetData(offsets, connectivity);
+
+  auto grid = vtkSmartPointer<vtkUnstructuredGrid>::New();
+  grid->SetPoints(points);
+  grid->SetCells(VTK_TETRA, cells);
+  return grid;
+}
+
+/// The temporary name a file is written under before it is renamed into place: same folder
+/// (so the rename is atomic on POSIX), a name ParaView's file dialog does not list as data.
+std::filesystem::path temporary_path(const std::filesystem::path& path) {
+  std::filesystem::path temporary = path;
+  temporary += ".partial";
+  return temporary;
+}
+
+void rename_into_place(const std::filesystem::path& temporary, const std::filesystem::path& path) {
+  std::error_code error;
+  std::filesystem::rename(temporary, path, error);
+  if (error) {
+    std::filesystem::remove(temporary, error);
+    throw std::runtime_error("VtuSeriesWriter: cannot rename " + temporary.string() + " to " + path.string() +
+                             ": " + error.message());
+  }
+}
+
+std::string xml_attribute_escaped(const std::string& text) {
+  std::string escaped;
+  for (char c : text) {
+    switch (c) {
+      case '&': escaped += "&amp;"; break;
+      case '<': escaped += "&lt;"; break;
+      case '>': escaped += "&gt;"; break;
+      case '"': escaped += "&quot;"; break;
+      default: escaped += c;
+    }
+  }
+  return escaped;
+}
+
+/// Shortest text that reads back as exactly `value`, so the .pvd times round-trip.
+std::string shortest_decimal(double value) {
+  char buffer[32];
+  const auto result = std::to_chars(buffer, buffer + sizeof buffer, value);
+  return std::string(buffer, result.ptr);
+}
+
+std::string frame_file_name(const std::string& basename, std::size_t frame) {
+  std::ostringstream name;
+  name << basename << '_' << std::setw(4) << std::setfill('0') << frame << ".vtu";
+  return name.str();
+}
+
+}  // namespace
+
+VtuSeriesWriter::VtuSeriesWriter(std::filesystem::path directory, std::string basename)
+    : directory_(std::move(directory)), basename_(std::move(basename)) {
+  if (basename_.empty() || basename_.find('/') != std::string::npos) {
+    throw std::invalid_argument("VtuSeriesWriter: basename '" + basename_ + "' must be a non-empty file name");
+  }
+  std::error_code error;
+  std::filesystem::create_directories(directory_, error);
+  if (error || !std::filesystem::is_directory(directory_)) {
+    throw std::runtime_error("VtuSeriesWriter: cannot create the output folder " + directory_.string() +
+                             (error ? ": " + error.message() : ": a file of that name exists"));
+  }
+}
+
+std::filesystem::path VtuSeriesWriter::pvd_path() const { return directory_ / (basename_ + ".pvd"); }
+
+void VtuSeriesWriter::write_frame(double time, std::span<const double> positions, std::span<const Index> tets,
+                                  std::span<const VtkField> point_fields, std::span<const VtkField> cell_fields) {
+  if (!std::isfinite(time)) throw std::invalid_argument("VtuSeriesWriter: the frame time is not finite");
+  if (!frames_.empty() && time < frames_.back().time) {
+    throw std::invalid_argument("VtuSeriesWriter: frame time " + shortest_decimal(time) + " is before the previous " +
+                                shortest_decimal(frames_.back().time));
+  }
+  if (positions.size() % 3 != 0) {
+    throw std::invalid_argument("VtuSeriesWriter: " + std::to_string(positions.size()) +
+                                " position values is not a multiple of 3");
+  }
+  const auto point_count = static_cast<Index>(positions.size() / 3);
+  require_finite(positions, 3, "positions");
+  check_tets(tets, point_count);
+  for (const VtkField& field : point_fields) check_field(field, positions.size() / 3, "point");
+  for (const VtkField& field : cell_fields) check_field(field, tets.size() / 4, "cell");
+
+  vtkSmartPointer<vtkUnstructuredGrid> grid = build_grid(positions, tets);
+  for (const VtkField& field : point_fields) grid->GetPointData()->AddArray(to_vtk_array(field));
+  for (const VtkField& field : cell_fields) grid->GetCellData()->AddArray(to_vtk_array(field));
+
+  const std::string file_name = frame_file_name(basename_, frames_.size());
+  const std::filesystem::path path = directory_ / file_name;
+  const std::filesystem::path temporary = temporary_path(path);
+  auto writer = vtkSmartPointer<vtkXMLUnstructuredGridWriter>::New();
+  writer->SetFileName(temporary.string().c_str());
+  writer->SetInputData(grid);
+  // Raw (not base64) appended binary with zlib: the smallest files ParaView reads fastest.
+  writer->SetDataModeToAppended();
+  writer->EncodeAppendedDataOff();
+  writer->SetCompressorTypeToZLib();
+  writer->SetHeaderTypeToUInt64();
+  if (writer->Write() != 1 || writer->GetErrorCode() != 0) {
+    std::error_code ignored;
+    std::filesystem::remove(temporary, ignored);
+    throw std::runtime_error("VtuSeriesWriter: cannot write " + path.string());
+  }
+  rename_into_place(temporary, path);
+
+  frames_.push_back({time, file_name});
+  write_collection();
+}
+
+void VtuSeriesWriter::write_collection() const {
+  const std::filesystem::path path = pvd_path();
+  const std::filesystem::path temporary = temporary_path(path);
+  {
+    std::ofstream out(temporary);
+    out << "<?xml version=\"1.0\"?>\n"
+           "<VTKFile type=\"Collection\" version=\"0.1\" byte_order=\"LittleEndian\">\n"
+           "  <Collection>\n";
+    for (const Frame& frame : frames_) {
+      out << "    <DataSet timestep=\"" << shortest_decimal(frame.time) << "\" group=\"\" part=\"0\" file=\""
+          << xml_attribute_escaped(frame.file_name) << "\"/>\n";
+    }
+    out << "  </Collection>\n"
+           "</VTKFile>\n";
+    out.close();
+    if (!out) {
+      std::error_code ignored;
+      std::filesystem::remove(temporary, ignored);
+      throw std::runtime_error("VtuSeriesWriter: cannot write " + path.string());
+    }
+  }
+  rename_into_place(temporary, path);
+}
+
+}  // namespace cholsim::apps

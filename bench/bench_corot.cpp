@@ -1,0 +1,338 @@
+// Corotational elastodynamics, the shape of seed 000 Table I and Table IV: one model at several
+// resolutions, dropped onto the ground and bouncing for a fixed number of frames, simulated
+// with full Cholesky every step (exact), Jacobi-PCG (tolerance 1e-4, §5.2) and warp-canceling
+// corotation (τ = 5e-3; and target-time scheduling limited to 66% and 33% of a full
+// factorization's cost, Table IV), for each Young's modulus.
+//
+// The model: the Stanford bunny surface (../shared/data/meshes/npm-bunny/bunny.obj) meshed by
+// Debian's `tetgen` near each requested tet count (the switches follow the counts measured in
+// ../shared/data/meshes/SOURCES.md), scaled to a 1.6 m longest side (the paper's sculpture has
+// a 0.8 m radius); without tetgen or the data, a procedural ball of the same size. ρ = 1000,
+// ν = 0.4, dropped from --drop-height.
+//
+// Reported per method: the mean per-frame step time (wall clock, and the process's CPU time,
+// which on a shared machine measures the work far more steadily — compare CPU times with
+// --threads 1) and its ratio to exact, CG iterations,
+// updated elements, and the max and mean node-position deviation from the exact run over all
+// frames, relative to the model's longest side.
+// Output: a Markdown table on stdout, progress on stderr.
+#include <algorithm>
+#include <chrono>
+#include <ctime>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <limits>
+#include <optional>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "fem/corotational_simulation.hpp"
+#include "fem/elastic_body.hpp"
+#include "fem/mesh_io.hpp"
+#include "fem/procedural_meshes.hpp"
+#include "fem/tet_mesh.hpp"
+#include "fem/tetgen.hpp"
+
+namespace {
+
+namespace fem = cholsim::fem;
+using cholsim::linalg::Index;
+using Clock = std::chrono::steady_clock;
+
+constexpr const char* kUsage = R"(usage: bench_corot [options]
+  --sizes LIST       target tet counts (default 7000; the paper's sizes are 7000,100000,300000)
+  --youngs LIST      Young's moduli in Pa (default 5e6,5e7,5e8)
+  --frames N         frames of 1/60 s per run (default 60)
+  --methods LIST     of exact,cg,wc,wc66,wc33 (default all; exact is always run as the reference)
+  --model M          bunny or ball (default bunny when tetgen and the data exist)
+  --threads T        factorization threads (default 0 = all)
+  --drop-height H    metres between the ground and the model's lowest point (default 0.1: the
+                     first impact comes at frame 9, so short runs include the bounce)
+  --cg-time-limit S  stop the CG run after S seconds of stepping and report the frames done
+                     (default 600; the other methods always run every frame)
+)";
+
+constexpr double model_longest_side = 1.6;  // m, seed 000 §5.2: the sculpture's radius is 0.8 m
+
+struct Options {
+  std::vector<Index> sizes{7000};
+  std::vector<double> youngs{5e6, 5e7, 5e8};
+  int frames = 60;
+  std::vector<std::string> methods{"exact", "cg", "wc", "wc66", "wc33"};
+  std::string model;
+  int threads = 0;
+  double drop_height = 0.1;
+  double cg_time_limit = 600.0;
+};
+
+template <typename T>
+std::vector<T> parse_list(const std::string& text) {
+  std::vector<T> values;
+  std::stringstream list(text);
+  for (std::string item; std::getline(list, item, ',');) {
+    if constexpr (std::is_same_v<T, std::string>) {
+      values.push_back(item);
+    } else {
+      values.push_back(static_cast<T>(std::stod(item)));
+    }
+  }
+  return values;
+}
+
+Options parse_options(int argc, char** argv) {
+  Options options;
+  for (int i = 1; i < argc; ++i) {
+    const std::string flag = argv[i];
+    auto value = [&]() -> std::string {
+      if (i + 1 >= argc) throw std::invalid_argument(flag + " needs a value");
+      return argv[++i];
+    };
+    if (flag == "--help" || flag == "-h") {
+      std::fputs(kUsage, stdout);
+      std::exit(0);
+    } else if (flag == "--sizes") {
+      options.sizes = parse_list<Index>(value());
+    } else if (flag == "--youngs") {
+      options.youngs = parse_list<double>(value());
+    } else if (flag == "--frames") {
+      options.frames = std::stoi(value());
+    } else if (flag == "--methods") {
+      options.methods = parse_list<std::string>(value());
+    } else if (flag == "--model") {
+      options.model = value();
+    } else if (flag == "--threads") {
+      options.threads = std::stoi(value());
+    } else if (flag == "--drop-height") {
+      options.drop_height = std::stod(value());
+    } else if (flag == "--cg-time-limit") {
+      options.cg_time_limit = std::stod(value());
+    } else {
+      throw std::invalid_argument("unknown option '" + flag + "' (see --help)");
+    }
+  }
+  for (const std::string& method : options.methods) {
+    if (method != "exact" && method != "cg" && method != "wc" && method != "wc66" && method != "wc33") {
+      throw std::invalid_argument("unknown method '" + method + "' (see --help)");
+    }
+  }
+  if (options.frames <= 0) throw std::invalid_argument("--frames must be positive");
+  return options;
+}
+
+double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
+
+/// CPU seconds of all threads of this process so far.
+double process_cpu_seconds() {
+  timespec now{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &now);
+  return static_cast<double>(now.tv_sec) + 1e-9 * static_cast<double>(now.tv_nsec);
+}
+
+const std::filesystem::path bunny_surface =
+    std::filesystem::path(CHOLSIM_SHARED_DATA_DIR) / "meshes" / "npm-bunny" / "bunny.obj";
+
+/// tetgen switches giving about `tets` tets of the npm bunny (bbox ≈ 10 units). Measured
+/// (SOURCES.md): -pYq2 → 6,740; -pq1.414a0.02 → 87,005; -pq1.414a0.0025 → 277,481. Between and
+/// beyond the last two, the volume bound follows their power law a ∝ tets^-1.79.
+std::string bunny_switches(Index tets) {
+  if (tets < 15'000) return "pYq2";
+  const double exponent = std::log(0.02 / 0.0025) / std::log(277'481.0 / 87'005.0);
+  const double volume_bound = 0.02 * std::pow(87'005.0 / static_cast<double>(tets), exponent);
+  char switches[64];
+  std::snprintf(switches, sizeof switches, "pq1.414a%.6f", volume_bound);
+  return switches;
+}
+
+/// A ball with about `tets` tets: make_sphere_mesh's count grows with the cube of its layers.
+fem::TetMesh ball_near(Index tets) {
+  Index layers = 8;
+  fem::TetMesh ball = fem::make_sphere_mesh(0.5 * model_longest_side, layers);
+  const double ratio = static_cast<double>(tets) / static_cast<double>(ball.tet_count());
+  layers = std::max<Index>(2, static_cast<Index>(std::lround(layers * std::cbrt(ratio))));
+  return fem::make_sphere_mesh(0.5 * model_longest_side, layers);
+}
+
+struct Model {
+  fem::TetMesh mesh;
+  std::string description;
+};
+
+Model make_model(const std::string& kind, Index tets, double drop_height) {
+  Model model;
+  if (kind == "bunny") {
+    fem::TetgenOptions tetgen;
+    tetgen.switches = bunny_switches(tets);
+    fem::TetgenResult result = fem::tetrahedralize(fem::read_surface_mesh(bunny_surface), tetgen);
+    model.mesh = fem::remove_unused_nodes(result.mesh);
+    model.description = "bunny, `" + result.command + "`";
+  } else {
+    model.mesh = ball_near(tets);
+    model.description = "procedural ball";
+  }
+  const auto box = fem::bounding_box(model.mesh.positions);
+  const double scale = model_longest_side / std::max({box[3] - box[0], box[4] - box[1], box[5] - box[2]});
+  // Lowest point at drop_height, centred over the origin.
+  const double shift[3] = {-0.5 * (box[0] + box[3]), -box[1], -0.5 * (box[2] + box[5])};
+  for (std::size_t i = 0; i < model.mesh.positions.size(); ++i) {
+    model.mesh.positions[i] = (model.mesh.positions[i] + shift[i % 3]) * scale + (i % 3 == 1 ? drop_height : 0.0);
+  }
+  return model;
+}
+
+fem::CorotationalOptions method_options(const std::string& method, int threads) {
+  fem::CorotationalOptions options;
+  options.threads = threads;
+  options.obstacles.push_back(fem::HalfSpace{});
+  if (method == "exact") options.method = fem::CorotationalMethod::exact;
+  if (method == "cg") options.method = fem::CorotationalMethod::conjugate_gradient;
+  if (method.starts_with("wc")) options.method = fem::CorotationalMethod::warp_canceling;
+  // Table IV's "66% / 33% limit": pure target-time (τ = ∞) within the budget. The scheduler's
+  // hybrid (τ as a must-update threshold, the budget filled on top) would update more than τ
+  // alone, never less, so it cannot limit the cost.
+  if (method == "wc66" || method == "wc33") {
+    options.warp_canceling.tau = std::numeric_limits<double>::infinity();
+    options.warp_canceling.budget_fraction = method == "wc66" ? 0.66 : 0.33;
+  }
+  return options;
+}
+
+struct RunResult {
+  std::string method;
+  int frames_done = 0;
+  double mean_step_seconds = 0.0;
+  double mean_step_cpu_seconds = 0.0;
+  double setup_seconds = 0.0;
+  double mean_cg_iterations = 0.0;
+  double mean_updated_elements = 0.0;
+  double max_deviation = 0.0;   ///< relative to the model's longest side
+  double mean_deviation = 0.0;
+  std::vector<std::vector<double>> trajectory;  ///< positions per frame (the exact run only)
+};
+
+/// Runs one method; when `reference` holds the exact run's trajectory, measures the deviation
+/// from it frame by frame instead of storing its own.
+RunResult run_method(const fem::ElasticBody& body, const std::string& method, const Options& options,
+                     const RunResult* reference) {
+  RunResult result;
+  result.method = method;
+  const Clock::time_point setup_start = Clock::now();
+  fem::CorotationalSimulation simulation(body, method_options(method, options.threads));
+  result.setup_seconds = seconds_since(setup_start);
+
+  double step_seconds = 0.0;
+  double step_cpu_seconds = 0.0;
+  double deviation_sum = 0.0;
+  std::int64_t deviation_count = 0;
+  std::int64_t cg_iterations = 0;
+  double updated_elements = 0.0;
+  const double time_limit = method == "cg" ? options.cg_time_limit : std::numeric_limits<double>::infinity();
+  for (int frame = 0; frame < options.frames && step_seconds < time_limit; ++frame) {
+    const double cpu_start = process_cpu_seconds();
+    const fem::StepStatistics step = simulation.step();
+    step_cpu_seconds += process_cpu_seconds() - cpu_start;
+    step_seconds += step.timings.total;
+    cg_iterations += step.cg_iterations;
+    updated_elements += static_cast<double>(step.updated_elements);
+    ++result.frames_done;
+    const auto positions = simulation.positions();
+    if (!std::all_of(positions.begin(), positions.end(), [](double x) { return std::isfinite(x); })) {
+      throw std::runtime_error(method + ": the state became non-finite in frame " + std::to_string(frame + 1));
+    }
+    if (reference == nullptr) {
+      result.trajectory.emplace_back(positions.begin(), positions.end());
+    } else if (static_cast<std::size_t>(frame) < reference->trajectory.size()) {
+      const std::vector<double>& exact = reference->trajectory[static_cast<std::size_t>(frame)];
+      for (std::size_t node = 0; node < exact.size(); node += 3) {
+        const double dx = positions[node] - exact[node];
+        const double dy = positions[node + 1] - exact[node + 1];
+        const double dz = positions[node + 2] - exact[node + 2];
+        const double distance = std::sqrt(dx * dx + dy * dy + dz * dz) / model_longest_side;
+        result.max_deviation = std::max(result.max_deviation, distance);
+        deviation_sum += distance;
+        ++deviation_count;
+      }
+    }
+  }
+  const double frames = std::max(1, result.frames_done);
+  result.mean_step_seconds = step_seconds / frames;
+  result.mean_step_cpu_seconds = step_cpu_seconds / frames;
+  result.mean_cg_iterations = static_cast<double>(cg_iterations) / frames;
+  result.mean_updated_elements = updated_elements / frames;
+  result.mean_deviation = deviation_count > 0 ? deviation_sum / static_cast<double>(deviation_count) : 0.0;
+  std::fprintf(stderr, "bench_corot:   %-5s %d frames, %.1f ms/frame, %.1f CPU ms/frame (setup %.2f s)\n",
+               method.c_str(), result.frames_done, 1e3 * result.mean_step_seconds, 1e3 * result.mean_step_cpu_seconds,
+               result.setup_seconds);
+  return result;
+}
+
+std::string format(const char* pattern, double value) {
+  char text[64];
+  std::snprintf(text, sizeof text, pattern, value);
+  return text;
+}
+
+void print_row(const fem::TetMesh& mesh, double youngs, const RunResult& run, const RunResult& exact,
+               int requested_frames) {
+  const bool is_reference = &run == &exact;
+  const std::string method =
+      run.method + (run.frames_done < requested_frames ? " (" + std::to_string(run.frames_done) + " fr)" : "");
+  std::printf("| %d | %d | %.0e | %s | %.1f | %.2f | %.1f | %.2f | %s | %.0f | %s | %s |\n", mesh.tet_count(),
+              mesh.node_count(), youngs, method.c_str(), 1e3 * run.mean_step_seconds,
+              run.mean_step_seconds / exact.mean_step_seconds, 1e3 * run.mean_step_cpu_seconds,
+              run.mean_step_cpu_seconds / exact.mean_step_cpu_seconds,
+              run.method == "cg" ? format("%.0f", run.mean_cg_iterations).c_str() : "-", run.mean_updated_elements,
+              is_reference ? "ref" : format("%.2e", run.max_deviation).c_str(),
+              is_reference ? "ref" : format("%.2e", run.mean_deviation).c_str());
+}
+
+void run_size(const std::string& model_kind, Index tets, const Options& options) {
+  std::fprintf(stderr, "bench_corot: meshing %s near %d tets...\n", model_kind.c_str(), tets);
+  Model model = make_model(model_kind, tets, options.drop_height);
+  std::printf("\nmodel: %s — %d tets, %d nodes, %.1f m longest side, dropped from %.2f m, %d frames of 1/60 s\n\n",
+              model.description.c_str(), model.mesh.tet_count(), model.mesh.node_count(), model_longest_side,
+              options.drop_height, options.frames);
+  std::printf("| tets | nodes | E (Pa) | method | wall ms/frame | / exact | CPU ms/frame | / exact | CG iters | "
+              "updated elems | max dev | mean dev |\n");
+  std::printf("|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+  for (double youngs : options.youngs) {
+    fem::Material material;
+    material.youngs_modulus = youngs;
+    material.poisson_ratio = 0.4;
+    material.density = 1000.0;
+    const fem::ElasticBody body = fem::make_elastic_body(model.mesh, material, model.description);
+    std::fprintf(stderr, "bench_corot: %d tets, E = %.0e\n", model.mesh.tet_count(), youngs);
+    const RunResult exact = run_method(body, "exact", options, nullptr);
+    for (const std::string& method : options.methods) {
+      if (method == "exact") {
+        print_row(model.mesh, youngs, exact, exact, options.frames);
+      } else {
+        const RunResult run = run_method(body, method, options, &exact);
+        print_row(model.mesh, youngs, run, exact, options.frames);
+      }
+    }
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    Options options = parse_options(argc, argv);
+    if (options.model.empty()) {
+      options.model = fem::tetgen_available() && std::filesystem::exists(bunny_surface) ? "bunny" : "ball";
+    }
+    if (options.model != "bunny" && options.model != "ball") throw std::invalid_argument("--model is bunny or ball");
+    std::setvbuf(stdout, nullptr, _IOLBF, 0);  // rows appear as they are measured
+    std::printf("## bench_corot (seed 000 Table I / IV shape)\n");
+    std::printf("max/mean dev: node-position deviation from the exact run over all frames, / longest side\n");
+    for (Index tets : options.sizes) run_size(options.model, tets, options);
+    return 0;
+  } catch (const std::exception& error) {
+    std::fprintf(stderr, "bench_corot: %s\n", error.what());
+    return 1;
+  }
+}
