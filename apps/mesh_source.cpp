@@ -1,6 +1,7 @@
 #include "mesh_source.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cstdlib>
 #include <filesystem>
 
@@ -12,7 +13,7 @@
 namespace cholsim::apps {
 namespace {
 
-constexpr double bunny_longest_side = 0.4;  // m
+constexpr double model_longest_side = 0.4;  // m, the bundled models' size in every scene
 
 bool is_surface_file(const std::filesystem::path& path) {
   std::string extension = path.extension().string();
@@ -64,6 +65,16 @@ Tetrahedralized tetrahedralize_surface(const std::filesystem::path& surface_file
   return {std::move(result.mesh), result.command + "  (surface.off = " + surface_file.string() + ")"};
 }
 
+/// The bundled file data/meshes/<file_name>, or a MeshSourceError saying where it was sought.
+std::string bundled_model_path(const std::string& file_name) {
+  const std::string path = find_bundled_mesh(file_name);
+  if (path.empty()) {
+    throw MeshSourceError("the bundled mesh data/meshes/" + file_name +
+                          " was not found (set CHOLSIM_DATA_DIR to the folder holding data/meshes, or use --mesh)");
+  }
+  return path;
+}
+
 fem::TetMesh make_builtin(const std::string& name, const MeshSourceOptions& options, LoadedMesh& loaded,
                           const std::function<void(const std::string&)>& progress) {
   if (name == "box") {
@@ -92,23 +103,31 @@ fem::TetMesh make_builtin(const std::string& name, const MeshSourceOptions& opti
     return sheet;
   }
   if (name == "bunny") {
-    const std::string surface = find_bundled_bunny();
-    if (surface.empty()) {
-      throw MeshSourceError("builtin bunny: the bundled surface data/meshes/bunny.obj was not found (set "
-                            "CHOLSIM_DATA_DIR to the folder holding data/meshes, or use --mesh)");
-    }
+    const std::string surface = bundled_model_path("bunny.obj");
     Tetrahedralized bunny = tetrahedralize_surface(surface, options.tetgen_switches, progress);
     loaded.source = "builtin bunny (" + surface + " via tetgen)";
     loaded.tetgen_command = bunny.command;
-    scale_positions(bunny.mesh.positions, bunny_longest_side / longest_side(bunny.mesh.positions));
+    scale_positions(bunny.mesh.positions, model_longest_side / longest_side(bunny.mesh.positions));
     return std::move(bunny.mesh);
   }
-  throw MeshSourceError("--builtin " + name + ": unknown shape; expected box, sphere, torus, sheet or bunny");
+  if (name == "armadillo") {
+    const std::string file = bundled_model_path("armadillo_4k.node");
+    progress("reading " + file + "...");
+    fem::TetMesh armadillo = fem::read_tet_mesh(file);
+    loaded.source = "builtin armadillo (" + file + ")";
+    scale_positions(armadillo.positions, model_longest_side / longest_side(armadillo.positions));
+    return armadillo;
+  }
+  throw MeshSourceError("--builtin " + name + ": unknown shape; expected box, sphere, torus, sheet, bunny or armadillo");
 }
 
-/// No --mesh and no --builtin: the bundled model when it can be meshed here, else the box.
-std::string default_builtin() {
-  return !find_bundled_bunny().empty() && fem::tetgen_available() ? "bunny" : "box";
+/// No --mesh and no --builtin: the command's preferred bundled model when it can be loaded
+/// here (the bunny also needs tetgen), else the box.
+std::string default_builtin(const MeshSourceOptions& options) {
+  const std::string& model = options.default_model;
+  if (model == "bunny") return !find_bundled_mesh("bunny.obj").empty() && fem::tetgen_available() ? "bunny" : "box";
+  if (model == "armadillo") return find_bundled_mesh("armadillo_4k.node").empty() ? "box" : "armadillo";
+  return model;
 }
 
 }  // namespace
@@ -118,8 +137,8 @@ void add_mesh_source_options(CLI::App& command, MeshSourceOptions& options) {
       "--mesh", options.mesh_file,
       "Tet mesh (.node/.ele, .msh v2/v4 ASCII, .mesh) or closed surface (.obj, .off, .stl) meshed by tetgen");
   command.add_option("--builtin", options.builtin,
-                     "Built-in shape: box, sphere, torus, sheet or bunny (default: bunny if its data and "
-                     "tetgen are available, else box)")
+                     "Built-in shape: box, sphere, torus, sheet, bunny or armadillo (default: the command's "
+                     "bundled model when it can be loaded, else box)")
       ->check(CLI::IsMember(builtin_mesh_names))
       ->excludes(mesh);
   command.add_option("--resolution", options.resolution,
@@ -151,7 +170,7 @@ LoadedMesh load_mesh(const MeshSourceOptions& options, const std::function<void(
     }
     if (options.scale != 1.0) scale_positions(mesh.positions, options.scale);
   } else {
-    mesh = make_builtin(options.builtin.empty() ? default_builtin() : options.builtin, options, loaded, progress);
+    mesh = make_builtin(options.builtin.empty() ? default_builtin(options) : options.builtin, options, loaded, progress);
   }
 
   // Nodes no tet references would get no mass and make the system singular.
@@ -167,12 +186,13 @@ LoadedMesh load_mesh(const MeshSourceOptions& options, const std::function<void(
   return loaded;
 }
 
-std::string find_bundled_bunny() {
+std::string find_bundled_mesh(const std::string& file_name) {
   std::vector<std::filesystem::path> roots;
   if (const char* data_dir = std::getenv("CHOLSIM_DATA_DIR")) roots.emplace_back(data_dir);
   roots.emplace_back(std::filesystem::current_path());
+  roots.emplace_back(CHOLSIM_SOURCE_DIR);  // a build run in place finds the repository's data
   for (const auto& root : roots) {
-    const std::filesystem::path candidate = root / "data" / "meshes" / "bunny.obj";
+    const std::filesystem::path candidate = root / "data" / "meshes" / file_name;
     if (std::filesystem::is_regular_file(candidate)) return candidate.string();
   }
   return {};

@@ -5,8 +5,9 @@
 //   --mesh FILE       a tet mesh (.node/.ele, .msh, .mesh) read by fem::read_tet_mesh, or a
 //                     closed surface (.obj, .off, .stl) tetrahedralized by Debian's `tetgen`
 //                     (the command line it ran is reported);
-//   --builtin NAME    box | sphere | torus | sheet | bunny; without either flag the bundled
-//                     model (bunny) when its surface and tetgen are available, else the box;
+//   --builtin NAME    box | sphere | torus | sheet | bunny | armadillo; without either flag
+//                     the command's bundled model (MeshSourceOptions::default_model) when it
+//                     can be loaded, else the box;
 //   --resolution N    cells along the longest side of the procedural shapes;
 //   --scale S         multiplies the coordinates of a --mesh file (e.g. 0.001 for mm);
 //   --tetgen-switches tetgen's switches for surfaces (default pYq2).
@@ -41,6 +42,9 @@ struct MeshSourceOptions {
   /// tetgen switches for surfaces; the default gives ~7K tets for the bundled bunny (seed 000
   /// Table I's smallest size; ../shared/data/meshes/SOURCES.md lists the counts).
   std::string tetgen_switches = "pYq2";
+  /// The shape used without --mesh or --builtin, when it can be loaded here (else the box):
+  /// `cholsim corot` drops the bunny (seed 000), `cholsim opsplit` hangs the armadillo (seed 003).
+  std::string default_model = "bunny";
 };
 
 /// The builtin shapes, in metres, resting with their lowest point at y = 0, centred in x and z:
@@ -49,8 +53,10 @@ struct MeshSourceOptions {
 ///   torus  major radius 0.2 m, tube radius 0.07 m, lying in the x–z plane (default 24 around);
 ///   sheet  1 m × 1 m × 0.1 mm in the x–z plane (seed 000 §5.1; default 16 cells per side);
 ///   bunny  the bundled Stanford bunny surface (npm `bunny`), tetrahedralized by tetgen, scaled
-///          to 0.4 m along its longest side (ignores `resolution`, see tetgen_switches).
-inline const std::vector<std::string> builtin_mesh_names = {"box", "sphere", "torus", "sheet", "bunny"};
+///          to 0.4 m along its longest side (ignores `resolution`, see tetgen_switches);
+///   armadillo  the bundled 3,717-tet Stanford armadillo (data/meshes/armadillo_4k.node),
+///          scaled to 0.4 m along its longest side.
+inline const std::vector<std::string> builtin_mesh_names = {"box", "sphere", "torus", "sheet", "bunny", "armadillo"};
 
 struct LoadedMesh {
   fem::TetMesh mesh;           ///< validated, unused nodes removed, positively oriented
@@ -75,8 +81,8 @@ void add_mesh_source_options(CLI::App& command, MeshSourceOptions& options);
 /// command before it runs). Unused nodes are removed (with a warning in check.warnings).
 LoadedMesh load_mesh(const MeshSourceOptions& options, const std::function<void(const std::string&)>& progress);
 
-/// The bundled bunny surface: data/meshes/bunny.obj below $CHOLSIM_DATA_DIR or below the
-/// current folder (the repository root); empty when neither exists.
-std::string find_bundled_bunny();
+/// The bundled file data/meshes/<file_name> below $CHOLSIM_DATA_DIR, the current folder, or
+/// the source tree the program was built from; empty when none exists.
+std::string find_bundled_mesh(const std::string& file_name);
 
 }  // namespace cholsim::apps

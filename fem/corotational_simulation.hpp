@@ -16,6 +16,7 @@
 // Collisions are explicit penalty forces against fem::Obstacle shapes with Coulomb-like
 // friction (seed 000 §5). One step() is one implicit Euler step of options.time_step.
 #include <cstdint>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <span>
@@ -53,13 +54,17 @@ struct WarpCancelingOptions {
   /// never touches an unmarked supernode (fem/warp_canceling.hpp).
   double tau = 5e-3;
   /// Target-time budget as a fraction of the full factorization's cost (e.g. 0.33), or in
-  /// seconds; when either is set, the hybrid schedule runs with `tau` as its must-update
-  /// threshold (set tau = +∞ for pure target-time). With both set, the tighter one applies.
-  /// Costs are the factor's SupernodeCostModel seconds, not flops, seeded by the first (cold)
-  /// factorization and refined only where recomputed: a fraction of Σ cost can recompute a
-  /// larger fraction of the flops (measured: 0.33 → 0.5–0.7 of the flops on a 20K-tet box).
+  /// seconds (seed 000 §4.4, Table IV's budget limits). With a budget, only supernodes whose
+  /// badness exceeds `tau` are candidates, worst first, while their cost (with unmarked
+  /// ancestors) fits: τ says what is worth updating, the budget caps what is spent. Set
+  /// tau = 0 for pure target-time. With both budgets set, the tighter one applies. Costs are
+  /// the factor's SupernodeCostModel seconds (Factor::scheduling_costs), seeded by a warm
+  /// full factorization at setup and refined by every update.
   std::optional<double> budget_fraction;
   std::optional<double> budget_seconds;
+  /// The hybrid schedule's must-update threshold (§4.4): supernodes above it are updated
+  /// whatever the budget, so no extremely bad element is left stale. +∞ = off.
+  double must_update_tau = std::numeric_limits<double>::infinity();
   /// Force every per-node rotation to the identity: thin sheets (§4.1).
   bool identity_node_rotations = false;
   SelectiveDamping damping = SelectiveDamping::shape_matching;

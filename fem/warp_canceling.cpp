@@ -54,8 +54,12 @@ factor::UpdateSchedule schedule_updates(std::span<const Index> parent, std::span
     budget = factor::UpdateBudget::seconds(seconds);
   }
   if (!budget) return factor::schedule_target_quality(parent, badness, cost, options.tau);
-  if (std::isinf(options.tau)) return factor::schedule_target_time(parent, badness, cost, *budget);
-  return factor::schedule_hybrid(parent, badness, cost, options.tau, *budget);
+  // The budget is spent only on supernodes worth updating (badness above τ): the schedulers
+  // never pick a supernode of zero badness.
+  std::vector<double> candidates(badness.begin(), badness.end());
+  for (double& b : candidates) b = b > options.tau ? b : 0.0;
+  if (std::isinf(options.must_update_tau)) return factor::schedule_target_time(parent, candidates, cost, *budget);
+  return factor::schedule_hybrid(parent, candidates, cost, options.must_update_tau, *budget);
 }
 
 }  // namespace cholsim::fem

@@ -34,8 +34,8 @@ std::vector<Index> element_home_supernodes(const factor::ElementSupernodeMap& ma
 std::vector<double> home_supernode_badness(std::span<const Index> home, std::span<const double> element_error,
                                            Index supernode_count);
 
-/// The §4.4 schedule for `options`: target-quality with τ, or — with a budget — the hybrid
-/// (τ is the must-update threshold; τ = +∞ gives pure target-time). `cost[s]` is the
+/// The §4.4 schedule for `options`: target-quality with τ, or — with a budget — target-time
+/// over the supernodes with badness above τ (the hybrid when must_update_tau is finite). `cost[s]` is the
 /// predicted seconds of recomputing s (the factor's SupernodeCostModel); a budget fraction
 /// is taken of Σ cost.
 factor::UpdateSchedule schedule_updates(std::span<const Index> parent, std::span<const double> badness,

@@ -12,4 +12,6 @@ cmake --build "$build" --parallel "$(nproc)" --target cholsim
 if [ $# -eq 0 ]; then
   set -- factor
 fi
+# The simulation commands find the bundled meshes (data/meshes) through this.
+export CHOLSIM_DATA_DIR="${CHOLSIM_DATA_DIR:-$root}"
 exec "$build/apps/cholsim" "$@"

@@ -99,15 +99,20 @@ TEST(WarpCanceling, TargetTimeTakesTheWorstSupernodesThatFitTheBudget) {
   for (const Index s : scene.path_to_root(scene.home[second])) both.insert(s);
 
   WarpCancelingOptions options;
-  options.tau = std::numeric_limits<double>::infinity();  // pure target-time
+  options.tau = 0.0;  // pure target-time: every supernode with an error is a candidate
   options.budget_seconds = static_cast<double>(worst_path.size());
   EXPECT_EQ(SmallScene::marked_set(schedule_updates(scene.parent, badness, cost, options)), worst_path);
   options.budget_seconds = static_cast<double>(both.size());
   EXPECT_EQ(SmallScene::marked_set(schedule_updates(scene.parent, badness, cost, options)), both);
   options.budget_seconds = static_cast<double>(worst_path.size()) - 0.5;  // the worst no longer fits
   EXPECT_FALSE(SmallScene::marked_set(schedule_updates(scene.parent, badness, cost, options)).count(scene.home[first]));
-  // Hybrid: the must-update threshold wins over a zero budget.
+  // τ caps the candidates: with room for both paths, only the element above τ is updated.
   options.tau = 0.7;
+  options.budget_seconds = static_cast<double>(both.size());
+  EXPECT_EQ(SmallScene::marked_set(schedule_updates(scene.parent, badness, cost, options)), worst_path);
+  // Hybrid: the must-update threshold wins over a zero budget.
+  options.tau = 0.0;
+  options.must_update_tau = 0.7;
   options.budget_seconds = 0.0;
   EXPECT_EQ(SmallScene::marked_set(schedule_updates(scene.parent, badness, cost, options)), worst_path);
 }
