@@ -25,11 +25,11 @@
 #include <filesystem>
 #include <limits>
 #include <optional>
-#include <sstream>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
+#include "bench/bench_arguments.hpp"
 #include "fem/corotational_simulation.hpp"
 #include "fem/elastic_body.hpp"
 #include "fem/mesh_io.hpp"
@@ -69,19 +69,7 @@ struct Options {
   double cg_time_limit = 600.0;
 };
 
-template <typename T>
-std::vector<T> parse_list(const std::string& text) {
-  std::vector<T> values;
-  std::stringstream list(text);
-  for (std::string item; std::getline(list, item, ',');) {
-    if constexpr (std::is_same_v<T, std::string>) {
-      values.push_back(item);
-    } else {
-      values.push_back(static_cast<T>(std::stod(item)));
-    }
-  }
-  return values;
-}
+using cholsim::bench::parse_list;
 
 Options parse_options(int argc, char** argv) {
   Options options;

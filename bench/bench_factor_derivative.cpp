@@ -21,11 +21,11 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <sstream>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
+#include "bench/bench_arguments.hpp"
 #include "factor/cholesky_factor.hpp"
 #include "factor/factor_derivative.hpp"
 #include "linalg/assembly_pattern.hpp"
@@ -46,13 +46,7 @@ struct Options {
   int repeat = 3;
 };
 
-std::vector<Index> parse_list(const std::string& text) {
-  std::vector<Index> values;
-  std::stringstream stream(text);
-  std::string item;
-  while (std::getline(stream, item, ',')) values.push_back(static_cast<Index>(std::stoi(item)));
-  return values;
-}
+using cholsim::bench::parse_list;
 
 Options parse_options(int argc, char** argv) {
   Options options;
@@ -61,7 +55,7 @@ Options parse_options(int argc, char** argv) {
     if (i + 1 >= argc) throw std::invalid_argument("missing value after " + flag);
     const std::string value = argv[++i];
     if (flag == "--boxes") {
-      options.boxes = parse_list(value);
+      options.boxes = parse_list<Index>(value);
     } else if (flag == "--threads") {
       options.threads = std::stoi(value);
     } else if (flag == "--repeat") {

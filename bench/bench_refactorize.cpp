@@ -24,11 +24,11 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <sstream>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
+#include "bench/bench_arguments.hpp"
 #include "factor/changed_supernodes.hpp"
 #include "factor/cholesky_factor.hpp"
 #include "factor/update_scheduling.hpp"
@@ -68,13 +68,7 @@ struct Options {
   bool cholmod = true;
 };
 
-template <typename T>
-std::vector<T> parse_list(const std::string& text) {
-  std::vector<T> values;
-  std::stringstream list(text);
-  for (std::string item; std::getline(list, item, ',');) values.push_back(static_cast<T>(std::stod(item)));
-  return values;
-}
+using cholsim::bench::parse_list;
 
 Options parse_options(int argc, char** argv) {
   Options options;
