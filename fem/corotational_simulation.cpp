@@ -11,7 +11,7 @@
 #include "factor/symbolic.hpp"
 #include "factor/update_scheduling.hpp"
 #include "fem/corotational_element.hpp"
-#include "fem/corotational_parallel.hpp"
+#include "fem/parallel_loops.hpp"
 #include "fem/node_rotations.hpp"
 #include "fem/penalty_contact.hpp"
 #include "fem/selective_damping.hpp"
@@ -162,7 +162,7 @@ struct CorotationalSimulation::State {
 
   // --- element kernels ------------------------------------------------------------------
   void compute_element_rotations_and_forces() {
-    parallel_for(elements(), threads, [&](Index begin, Index end) {
+    parallel_chunks(elements(), threads, [&](Index begin, Index end) {
       for (Index e = begin; e < end; ++e) {
         const auto k = static_cast<std::size_t>(e);
         element_rotations[k] = element_rotation(body, e, positions);
@@ -269,7 +269,7 @@ struct CorotationalSimulation::State {
     pattern = linalg::AssemblyPattern(nodes(), kDofsPerNode, 4, body.rest.tets);
     matrix = pattern.zero_matrix();
     rest_stiffness.resize(m);
-    parallel_for(elements(), threads, [&](Index begin, Index end) {
+    parallel_chunks(elements(), threads, [&](Index begin, Index end) {
       for (Index e = begin; e < end; ++e) rest_stiffness[static_cast<std::size_t>(e)] = fem::rest_stiffness(body, e);
     });
     element_rotations.assign(m, Mat3::identity());
@@ -312,7 +312,7 @@ struct CorotationalSimulation::State {
   // --- one step ---------------------------------------------------------------------------
   void estimate_errors(StepStatistics& stats) {
     const double scale = stiffness_scale();
-    parallel_for(elements(), threads, [&](Index begin, Index end) {
+    parallel_chunks(elements(), threads, [&](Index begin, Index end) {
       for (Index e = begin; e < end; ++e) {
         const auto k = static_cast<std::size_t>(e);
         element_errors[k] = stale_element_error(rest_stiffness[k], scale, element_rotations[k], assembled_frames[k],

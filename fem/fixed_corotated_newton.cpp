@@ -7,7 +7,7 @@
 #include <string>
 
 #include "factor/cholesky_factor.hpp"
-#include "fem/operator_splitting_parallel.hpp"
+#include "fem/parallel_loops.hpp"
 #include "linalg/assembly_pattern.hpp"
 #include "linalg/polar_decomposition.hpp"
 

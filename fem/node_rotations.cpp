@@ -6,7 +6,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "fem/corotational_parallel.hpp"
+#include "fem/parallel_loops.hpp"
 
 namespace cholsim::fem {
 
@@ -121,7 +121,7 @@ void NodeRotationFitter::fit(std::span<const double> rest, std::span<const doubl
     const auto k = 3 * static_cast<std::size_t>(i);
     return Vec3{x[k], x[k + 1], x[k + 2]};
   };
-  parallel_for(nodes, threads, [&](Index begin, Index end) {
+  parallel_chunks(nodes, threads, [&](Index begin, Index end) {
     for (Index i = begin; i < end; ++i) {
       const Vec3 rest_center = point(rest, i), current_center = point(current, i);
       Mat3 covariance = Mat3::zero();

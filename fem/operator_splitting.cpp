@@ -10,7 +10,7 @@
 #include <utility>
 
 #include "factor/cholesky_factor.hpp"
-#include "fem/operator_splitting_parallel.hpp"
+#include "fem/parallel_loops.hpp"
 #include "fem/position_projection.hpp"
 #include "fem/volume_constraints.hpp"
 #include "linalg/dense_matrix.hpp"

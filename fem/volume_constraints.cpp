@@ -6,7 +6,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "fem/operator_splitting_parallel.hpp"
+#include "fem/parallel_loops.hpp"
 
 namespace cholsim::fem {
 namespace {
