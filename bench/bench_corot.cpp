@@ -48,7 +48,8 @@ constexpr const char* kUsage = R"(usage: bench_corot [options]
   --youngs LIST      Young's moduli in Pa (default 5e6,5e7,5e8)
   --frames N         frames of 1/60 s per run (default 60)
   --methods LIST     of exact,cg,wc,wc66,wc33 (default all; exact is always run as the reference)
-  --model M          bunny or ball (default bunny when tetgen and the data exist)
+  --model M          bunny, knot (a slender knotted tube) or ball (default bunny when tetgen and
+                     the data exist)
   --threads T        factorization threads (default 0 = all)
   --drop-height H    metres between the ground and the model's lowest point (default 0.1: the
                      first impact comes at frame 9, so short runs include the bounce)
@@ -120,19 +121,44 @@ double process_cpu_seconds() {
   return static_cast<double>(now.tv_sec) + 1e-9 * static_cast<double>(now.tv_nsec);
 }
 
-const std::filesystem::path bunny_surface =
-    std::filesystem::path(CHOLSIM_SHARED_DATA_DIR) / "meshes" / "npm-bunny" / "bunny.obj";
+/// A surface model tetrahedralized by Debian's `tetgen` near a requested tet count: below
+/// 15K tets with `small_switches`, above with `-pq1.414a<bound>` where the volume bound
+/// follows the power law through two measured (bound, tets) points (a ∝ tets^-k).
+struct SurfaceModel {
+  const char* name;
+  const char* file;  ///< under ../shared/data/meshes
+  const char* small_switches;
+  double bound_1, tets_1, bound_2, tets_2;
+  const char* about;
 
-/// tetgen switches giving about `tets` tets of the npm bunny (bbox ≈ 10 units). Measured
-/// (SOURCES.md): -pYq2 → 6,740; -pq1.414a0.02 → 87,005; -pq1.414a0.0025 → 277,481. Between and
-/// beyond the last two, the volume bound follows their power law a ∝ tets^-1.79.
-std::string bunny_switches(Index tets) {
-  if (tets < 15'000) return "pYq2";
-  const double exponent = std::log(0.02 / 0.0025) / std::log(277'481.0 / 87'005.0);
-  const double volume_bound = 0.02 * std::pow(87'005.0 / static_cast<double>(tets), exponent);
-  char switches[64];
-  std::snprintf(switches, sizeof switches, "pq1.414a%.6f", volume_bound);
-  return switches;
+  [[nodiscard]] std::filesystem::path path() const {
+    return std::filesystem::path(CHOLSIM_SHARED_DATA_DIR) / "meshes" / file;
+  }
+
+  [[nodiscard]] std::string switches(Index tets) const {
+    if (tets < 15'000) return small_switches;
+    const double exponent = std::log(bound_1 / bound_2) / std::log(tets_2 / tets_1);
+    const double volume_bound = bound_1 * std::pow(tets_1 / static_cast<double>(tets), exponent);
+    char text[64];  // fixed notation where it keeps six digits (the documented bunny runs), else exponent
+    std::snprintf(text, sizeof text, volume_bound >= 1e-3 ? "pq1.414a%.6f" : "pq1.414a%.3e", volume_bound);
+    return text;
+  }
+};
+
+/// The counts were measured with tetgen 1.5.0 (SOURCES.md for the bunny's).
+const SurfaceModel surface_models[] = {
+    // Compact: the Stanford bunny (bbox ≈ 10 units). -pYq2 → 6,740 tets.
+    {"bunny", "npm-bunny/bunny.obj", "pYq2", 0.02, 87'005.0, 0.0025, 277'481.0, "bunny"},
+    // Slender: a knotted tube (bbox ≈ 1 unit), like seed 000's Fig. 8 geometric sculpture.
+    // -pYq2 → 10,575 tets.
+    {"knot", "RAINBOW/knot.obj", "pYq2", 2e-5, 109'926.0, 3e-6, 258'142.0, "knotted tube (RAINBOW knot.obj)"},
+};
+
+const SurfaceModel* find_surface_model(const std::string& name) {
+  for (const SurfaceModel& model : surface_models) {
+    if (name == model.name) return &model;
+  }
+  return nullptr;
 }
 
 /// A ball with about `tets` tets: make_sphere_mesh's count grows with the cube of its layers.
@@ -151,12 +177,12 @@ struct Model {
 
 Model make_model(const std::string& kind, Index tets, double drop_height) {
   Model model;
-  if (kind == "bunny") {
+  if (const SurfaceModel* surface = find_surface_model(kind)) {
     fem::TetgenOptions tetgen;
-    tetgen.switches = bunny_switches(tets);
-    fem::TetgenResult result = fem::tetrahedralize(fem::read_surface_mesh(bunny_surface), tetgen);
+    tetgen.switches = surface->switches(tets);
+    fem::TetgenResult result = fem::tetrahedralize(fem::read_surface_mesh(surface->path()), tetgen);
     model.mesh = fem::remove_unused_nodes(result.mesh);
-    model.description = "bunny, `" + result.command + "`";
+    model.description = std::string(surface->about) + ", `" + result.command + "`";
   } else {
     model.mesh = ball_near(tets);
     model.description = "procedural ball";
@@ -194,6 +220,9 @@ struct RunResult {
   double setup_seconds = 0.0;
   double mean_cg_iterations = 0.0;
   double mean_updated_elements = 0.0;
+  double mean_recomputed_flop_fraction = 0.0;
+  fem::StepTimings timing_sums;  ///< Table II rows summed over the frames
+  fem::FactorSummary factor;     ///< after the last frame (direct methods)
   double max_deviation = 0.0;   ///< relative to the model's longest side
   double mean_deviation = 0.0;
   std::vector<std::vector<double>> trajectory;  ///< positions per frame (the exact run only)
@@ -221,9 +250,14 @@ RunResult run_method(const fem::ElasticBody& body, const std::string& method, co
     const fem::StepStatistics step = simulation.step();
     step_cpu_seconds += process_cpu_seconds() - cpu_start;
     step_seconds += step.timings.total;
+    result.timing_sums += step.timings;
+    result.mean_recomputed_flop_fraction += step.recomputed_flop_fraction;
     cg_iterations += step.cg_iterations;
     updated_elements += static_cast<double>(step.updated_elements);
     ++result.frames_done;
+    std::fprintf(stderr, "bench_corot:     %s frame %d: %.1f ms, %d elements updated, %.2f of the factorization's flops\n",
+                 method.c_str(), frame + 1, 1e3 * step.timings.total, static_cast<int>(step.updated_elements),
+                 step.recomputed_flop_fraction);
     const auto positions = simulation.positions();
     if (!std::all_of(positions.begin(), positions.end(), [](double x) { return std::isfinite(x); })) {
       throw std::runtime_error(method + ": the state became non-finite in frame " + std::to_string(frame + 1));
@@ -243,11 +277,13 @@ RunResult run_method(const fem::ElasticBody& body, const std::string& method, co
       }
     }
   }
+  result.factor = simulation.factor_summary();
   const double frames = std::max(1, result.frames_done);
   result.mean_step_seconds = step_seconds / frames;
   result.mean_step_cpu_seconds = step_cpu_seconds / frames;
   result.mean_cg_iterations = static_cast<double>(cg_iterations) / frames;
   result.mean_updated_elements = updated_elements / frames;
+  result.mean_recomputed_flop_fraction /= frames;
   result.mean_deviation = deviation_count > 0 ? deviation_sum / static_cast<double>(deviation_count) : 0.0;
   std::fprintf(stderr, "bench_corot:   %-5s %d frames, %.1f ms/frame, %.1f CPU ms/frame (setup %.2f s)\n",
                method.c_str(), result.frames_done, 1e3 * result.mean_step_seconds, 1e3 * result.mean_step_cpu_seconds,
@@ -275,6 +311,34 @@ void print_row(const fem::TetMesh& mesh, double youngs, const RunResult& run, co
               is_reference ? "ref" : format("%.2e", run.mean_deviation).c_str());
 }
 
+/// One method's mean Table II breakdown (seed 000 §5.2), kept for the phase table that
+/// follows each size's main table.
+struct PhaseRow {
+  double youngs = 0.0;
+  std::string method;
+  int frames = 0;
+  fem::StepTimings sums;
+  double recomputed_flop_fraction = 0.0;
+};
+
+void print_phase_table(const std::vector<PhaseRow>& rows) {
+  std::printf("\nTable II shape — mean ms per frame by phase (rotations = element + node rotations; "
+              "factor = full factorization or incremental update; flop share = recomputed share of a "
+              "full factorization's flops):\n\n");
+  std::printf("| E (Pa) | method | rotations | error est. | matrix update | factor | rhs | solve | collisions | "
+              "total | flop share |\n");
+  std::printf("|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+  for (const PhaseRow& row : rows) {
+    const double per_frame = 1e3 / std::max(1, row.frames);
+    const fem::StepTimings& t = row.sums;
+    std::printf("| %.0e | %s | %.1f | %.1f | %.1f | %.1f | %.1f | %.1f | %.1f | %.1f | %.2f |\n", row.youngs,
+                row.method.c_str(), per_frame * (t.element_rotations + t.node_rotations),
+                per_frame * t.error_estimation, per_frame * t.matrix_update, per_frame * t.factor_update,
+                per_frame * t.right_hand_side, per_frame * t.solve, per_frame * t.collisions, per_frame * t.total,
+                row.recomputed_flop_fraction);
+  }
+}
+
 void run_size(const std::string& model_kind, Index tets, const Options& options) {
   std::fprintf(stderr, "bench_corot: meshing %s near %d tets...\n", model_kind.c_str(), tets);
   Model model = make_model(model_kind, tets, options.drop_height);
@@ -284,6 +348,11 @@ void run_size(const std::string& model_kind, Index tets, const Options& options)
   std::printf("| tets | nodes | E (Pa) | method | wall ms/frame | / exact | CPU ms/frame | / exact | CG iters | "
               "updated elems | max dev | mean dev |\n");
   std::printf("|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+  std::vector<PhaseRow> phase_rows;
+  std::string factor_line;
+  auto keep_phases = [&](double youngs, const RunResult& run) {
+    phase_rows.push_back({youngs, run.method, run.frames_done, run.timing_sums, run.mean_recomputed_flop_fraction});
+  };
   for (double youngs : options.youngs) {
     fem::Material material;
     material.youngs_modulus = youngs;
@@ -292,15 +361,22 @@ void run_size(const std::string& model_kind, Index tets, const Options& options)
     const fem::ElasticBody body = fem::make_elastic_body(model.mesh, material, model.description);
     std::fprintf(stderr, "bench_corot: %d tets, E = %.0e\n", model.mesh.tet_count(), youngs);
     const RunResult exact = run_method(body, "exact", options, nullptr);
+    factor_line = format("nnz(L) %.0f", static_cast<double>(exact.factor.nnz_l)) +
+                  format(" (%.0f MB of factor values), ", 1e-6 * static_cast<double>(exact.factor.factor_bytes)) +
+                  format("first full factorization %.2f s", exact.factor.full_factor_seconds);
     for (const std::string& method : options.methods) {
       if (method == "exact") {
         print_row(model.mesh, youngs, exact, exact, options.frames);
+        keep_phases(youngs, exact);
       } else {
         const RunResult run = run_method(body, method, options, &exact);
         print_row(model.mesh, youngs, run, exact, options.frames);
+        keep_phases(youngs, run);
       }
     }
   }
+  std::printf("\nfactor (exact run): %s\n", factor_line.c_str());
+  print_phase_table(phase_rows);
 }
 
 }  // namespace
@@ -309,9 +385,12 @@ int main(int argc, char** argv) {
   try {
     Options options = parse_options(argc, argv);
     if (options.model.empty()) {
-      options.model = fem::tetgen_available() && std::filesystem::exists(bunny_surface) ? "bunny" : "ball";
+      options.model =
+          fem::tetgen_available() && std::filesystem::exists(find_surface_model("bunny")->path()) ? "bunny" : "ball";
     }
-    if (options.model != "bunny" && options.model != "ball") throw std::invalid_argument("--model is bunny or ball");
+    if (options.model != "ball" && find_surface_model(options.model) == nullptr) {
+      throw std::invalid_argument("--model is bunny, knot or ball");
+    }
     std::setvbuf(stdout, nullptr, _IOLBF, 0);  // rows appear as they are measured
     std::printf("## bench_corot (seed 000 Table I / IV shape)\n");
     std::printf("max/mean dev: node-position deviation from the exact run over all frames, / longest side\n");

@@ -532,6 +532,19 @@ CorotationalSimulation::~CorotationalSimulation() = default;
 CorotationalSimulation::CorotationalSimulation(CorotationalSimulation&&) noexcept = default;
 CorotationalSimulation& CorotationalSimulation::operator=(CorotationalSimulation&&) noexcept = default;
 
+StepTimings& StepTimings::operator+=(const StepTimings& other) {
+  element_rotations += other.element_rotations;
+  node_rotations += other.node_rotations;
+  error_estimation += other.error_estimation;
+  matrix_update += other.matrix_update;
+  factor_update += other.factor_update;
+  right_hand_side += other.right_hand_side;
+  solve += other.solve;
+  collisions += other.collisions;
+  total += other.total;
+  return *this;
+}
+
 StepStatistics CorotationalSimulation::step() { return state_->step(); }
 
 void CorotationalSimulation::set_state(std::span<const double> positions, std::span<const double> velocities) {

@@ -99,6 +99,9 @@ struct StepTimings {
   double solve = 0.0;
   double collisions = 0.0;
   double total = 0.0;
+
+  /// Adds another step's timings row by row (for means over frames).
+  StepTimings& operator+=(const StepTimings& other);
 };
 
 struct StepStatistics {
