@@ -30,6 +30,7 @@
 #include <vector>
 
 #include "bench/bench_arguments.hpp"
+#include "bench/bench_models.hpp"
 #include "fem/corotational_simulation.hpp"
 #include "fem/elastic_body.hpp"
 #include "fem/mesh_io.hpp"
@@ -39,6 +40,7 @@
 
 namespace {
 
+namespace bench = cholsim::bench;
 namespace fem = cholsim::fem;
 using cholsim::linalg::Index;
 using Clock = std::chrono::steady_clock;
@@ -70,7 +72,7 @@ struct Options {
   double cg_time_limit = 600.0;
 };
 
-using cholsim::bench::parse_list;
+using bench::parse_list;
 
 Options parse_options(int argc, char** argv) {
   Options options;
@@ -121,46 +123,6 @@ double process_cpu_seconds() {
   return static_cast<double>(now.tv_sec) + 1e-9 * static_cast<double>(now.tv_nsec);
 }
 
-/// A surface model tetrahedralized by Debian's `tetgen` near a requested tet count: below
-/// 15K tets with `small_switches`, above with `-pq1.414a<bound>` where the volume bound
-/// follows the power law through two measured (bound, tets) points (a ∝ tets^-k).
-struct SurfaceModel {
-  const char* name;
-  const char* file;  ///< under ../shared/data/meshes
-  const char* small_switches;
-  double bound_1, tets_1, bound_2, tets_2;
-  const char* about;
-
-  [[nodiscard]] std::filesystem::path path() const {
-    return std::filesystem::path(CHOLSIM_SHARED_DATA_DIR) / "meshes" / file;
-  }
-
-  [[nodiscard]] std::string switches(Index tets) const {
-    if (tets < 15'000) return small_switches;
-    const double exponent = std::log(bound_1 / bound_2) / std::log(tets_2 / tets_1);
-    const double volume_bound = bound_1 * std::pow(tets_1 / static_cast<double>(tets), exponent);
-    char text[64];  // fixed notation where it keeps six digits (the documented bunny runs), else exponent
-    std::snprintf(text, sizeof text, volume_bound >= 1e-3 ? "pq1.414a%.6f" : "pq1.414a%.3e", volume_bound);
-    return text;
-  }
-};
-
-/// The counts were measured with tetgen 1.5.0 (SOURCES.md for the bunny's).
-const SurfaceModel surface_models[] = {
-    // Compact: the Stanford bunny (bbox ≈ 10 units). -pYq2 → 6,740 tets.
-    {"bunny", "npm-bunny/bunny.obj", "pYq2", 0.02, 87'005.0, 0.0025, 277'481.0, "bunny"},
-    // Slender: a knotted tube (bbox ≈ 1 unit), like seed 000's Fig. 8 geometric sculpture.
-    // -pYq2 → 10,575 tets.
-    {"knot", "RAINBOW/knot.obj", "pYq2", 2e-5, 109'926.0, 3e-6, 258'142.0, "knotted tube (RAINBOW knot.obj)"},
-};
-
-const SurfaceModel* find_surface_model(const std::string& name) {
-  for (const SurfaceModel& model : surface_models) {
-    if (name == model.name) return &model;
-  }
-  return nullptr;
-}
-
 /// A ball with about `tets` tets: make_sphere_mesh's count grows with the cube of its layers.
 fem::TetMesh ball_near(Index tets) {
   Index layers = 8;
@@ -177,12 +139,10 @@ struct Model {
 
 Model make_model(const std::string& kind, Index tets, double drop_height) {
   Model model;
-  if (const SurfaceModel* surface = find_surface_model(kind)) {
-    fem::TetgenOptions tetgen;
-    tetgen.switches = surface->switches(tets);
-    fem::TetgenResult result = fem::tetrahedralize(fem::read_surface_mesh(surface->path()), tetgen);
-    model.mesh = fem::remove_unused_nodes(result.mesh);
-    model.description = std::string(surface->about) + ", `" + result.command + "`";
+  if (const bench::SurfaceModel* surface = bench::find_surface_model(kind)) {
+    bench::ModelMesh meshed = bench::tetrahedralize_model(*surface, tets);
+    model.mesh = std::move(meshed.mesh);
+    model.description = std::move(meshed.description);
   } else {
     model.mesh = ball_near(tets);
     model.description = "procedural ball";
@@ -386,9 +346,9 @@ int main(int argc, char** argv) {
     Options options = parse_options(argc, argv);
     if (options.model.empty()) {
       options.model =
-          fem::tetgen_available() && std::filesystem::exists(find_surface_model("bunny")->path()) ? "bunny" : "ball";
+          fem::tetgen_available() && std::filesystem::exists(bench::find_surface_model("bunny")->path()) ? "bunny" : "ball";
     }
-    if (options.model != "ball" && find_surface_model(options.model) == nullptr) {
+    if (options.model != "ball" && bench::find_surface_model(options.model) == nullptr) {
       throw std::invalid_argument("--model is bunny, knot or ball");
     }
     std::setvbuf(stdout, nullptr, _IOLBF, 0);  // rows appear as they are measured

@@ -1,4 +1,4 @@
-// Incremental refactorization (seed 000 §4.3, §5.2) on elasticity boxes: time refactorize
+// Incremental refactorization (seed 000 §4.3, §5.2) on elasticity boxes and model meshes: time refactorize
 // against a full factorize when the element blocks in a ball, or as many scattered at random,
 // change; and CHOLMOD's cholmod_updown applying the same change as a low-rank modification.
 //
@@ -24,11 +24,14 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "bench/bench_arguments.hpp"
+#include "bench/bench_models.hpp"
+#include "fem/tet_mesh.hpp"
 #include "factor/changed_supernodes.hpp"
 #include "factor/cholesky_factor.hpp"
 #include "factor/update_scheduling.hpp"
@@ -47,7 +50,10 @@ namespace linalg = cholsim::linalg;
 using Clock = std::chrono::steady_clock;
 
 constexpr const char* kUsage = R"(usage: bench_refactorize [options]
-  --box N              an N^3-cell elasticity box (repeatable; default 32 and 46)
+  --box N              an N^3-cell elasticity box (repeatable; default 32 and 46 unless
+                       --model is given)
+  --model NAME:TETS    a surface model (bunny, knot) tetrahedralized by tetgen near TETS tets,
+                       scaled to a 1 m longest side (repeatable)
   --threads LIST       thread counts (default 1,2)
   --repeat R           repetitions, medians reported (default 3)
   --fractions LIST     element fractions of the ball/scattered cases (default 0.01,0.05,0.2,0.5)
@@ -58,8 +64,14 @@ constexpr const char* kUsage = R"(usage: bench_refactorize [options]
 
 constexpr double rotation_angle = 0.5;
 
+struct ModelRequest {
+  std::string name;
+  Index tets = 0;
+};
+
 struct Options {
   std::vector<int> boxes;
+  std::vector<ModelRequest> models;
   std::vector<int> threads;
   int repeat = 3;
   std::vector<double> fractions;
@@ -83,6 +95,14 @@ Options parse_options(int argc, char** argv) {
       std::exit(0);
     } else if (flag == "--box") {
       options.boxes.push_back(std::stoi(value()));
+    } else if (flag == "--model") {
+      const std::string text = value();
+      const auto colon = text.find(':');
+      ModelRequest request{text.substr(0, colon), colon == std::string::npos ? 100'000 : std::stoi(text.substr(colon + 1))};
+      if (cholsim::bench::find_surface_model(request.name) == nullptr) {
+        throw std::invalid_argument("--model: unknown model '" + request.name + "' (bunny, knot)");
+      }
+      options.models.push_back(request);
     } else if (flag == "--threads") {
       options.threads = parse_list<int>(value());
     } else if (flag == "--repeat") {
@@ -99,7 +119,7 @@ Options parse_options(int argc, char** argv) {
       throw std::invalid_argument("unknown option '" + flag + "' (see --help)");
     }
   }
-  if (options.boxes.empty()) options.boxes = {32, 46};
+  if (options.boxes.empty() && options.models.empty()) options.boxes = {32, 46};
   if (options.threads.empty()) options.threads = {1, 2};
   if (options.fractions.empty()) options.fractions = {0.01, 0.05, 0.2, 0.5};
   return options;
@@ -115,24 +135,45 @@ double median(std::vector<double> v) {
 
 void progress(const std::string& line) { std::fprintf(stderr, "bench_refactorize: %s\n", line.c_str()); }
 
-// The box, its mesh and assembly pattern (so element blocks can change) and its analysis.
-struct Box {
+// The problem: a mesh (elasticity box or model), its assembly pattern (so element blocks can
+// change), A = M + Δt²K with the default material of linalg::ElasticityBoxOptions, the
+// analysis, and where a ball of changed elements is centred (a quarter along the bounding
+// box's diagonal, as `cholsim factor --refactor-shape ball` does on boxes).
+struct Problem {
+  std::string title;
   linalg::ElasticityBoxOptions options;
   linalg::TetMesh mesh;
   linalg::AssemblyPattern pattern;
   linalg::SymmetricCscMatrix a;
   std::shared_ptr<const factor::Symbolic> symbolic;
+  linalg::Vec3 ball_centre{};
 
-  explicit Box(int cells) {
-    options.nx = options.ny = options.nz = cells;
-    mesh = linalg::structured_tet_box(cells, cells, cells, options.cell_size);
+  Problem(std::string problem_title, linalg::TetMesh problem_mesh) : title(std::move(problem_title)), mesh(std::move(problem_mesh)) {
     pattern = linalg::AssemblyPattern(mesh.node_count(), 3, 4, mesh.tets);
-    a = linalg::elasticity_matrix(options);
+    a = linalg::elasticity_matrix(mesh, options);
     factor::AnalyzeOptions analyze_options;
     analyze_options.dofs_per_node = 3;
     symbolic = factor::analyze(a, analyze_options);
+    const auto box = cholsim::fem::bounding_box(mesh.positions);
+    for (int axis = 0; axis < 3; ++axis) ball_centre[axis] = box[axis] + 0.25 * (box[axis + 3] - box[axis]);
   }
 };
+
+Problem make_box(int cells) {
+  linalg::ElasticityBoxOptions box;
+  return Problem("Elasticity box " + std::to_string(cells) + "^3 cells",
+                 linalg::structured_tet_box(cells, cells, cells, box.cell_size));
+}
+
+// A model scaled to a 1 m longest side, like the 1 m default box.
+Problem make_model(const ModelRequest& request) {
+  cholsim::bench::ModelMesh model =
+      cholsim::bench::tetrahedralize_model(*cholsim::bench::find_surface_model(request.name), request.tets);
+  const auto box = cholsim::fem::bounding_box(model.mesh.positions);
+  const double scale = 1.0 / std::max({box[3] - box[0], box[4] - box[1], box[5] - box[2]});
+  for (double& x : model.mesh.positions) x *= scale;
+  return Problem("Model: " + model.description, std::move(model.mesh));
+}
 
 struct Case {
   std::string shape;   ///< "ball" or "scattered"
@@ -142,16 +183,15 @@ struct Case {
 
 // The ball is centred a quarter along the box's diagonal, as in `cholsim factor
 // --refactor-shape ball`.
-std::vector<Case> make_cases(const Box& box, const Options& options) {
+std::vector<Case> make_cases(const Problem& box, const Options& options) {
   const Index tets = box.mesh.tet_count();
-  const double quarter = 0.25 * box.options.nx * box.options.cell_size;
   std::vector<Case> cases;
   for (const char* shape : {"ball", "scattered"}) {
     std::vector<Index> counts = {std::min<Index>(options.tiny, tets)};
     for (double f : options.fractions) counts.push_back(std::max<Index>(1, static_cast<Index>(std::llround(f * tets))));
     for (Index count : counts) {
       Case c{shape, static_cast<double>(count) / static_cast<double>(tets), {}};
-      c.elements = std::string(shape) == "ball" ? linalg::elements_in_ball(box.mesh, {quarter, quarter, quarter}, count)
+      c.elements = std::string(shape) == "ball" ? linalg::elements_in_ball(box.mesh, box.ball_centre, count)
                                                 : linalg::random_subset(tets, count, 1);
       cases.push_back(std::move(c));
     }
@@ -176,7 +216,7 @@ double max_relative_difference(std::span<const double> x, std::span<const double
   return d / scale;
 }
 
-CaseResult run_case(const Box& box, factor::Factor& l, const Case& c, int threads, int repeat, bool check) {
+CaseResult run_case(const Problem& box, factor::Factor& l, const Case& c, int threads, int repeat, bool check) {
   linalg::SymmetricCscMatrix changed = box.a;
   linalg::rotate_element_blocks(box.mesh, box.pattern, box.options, c.elements, rotation_angle, changed.lower.values);
   const auto entries = factor::ChangedEntries::elements(linalg::element_dof_lists(box.pattern, c.elements), 12);
@@ -218,7 +258,7 @@ struct LowRankColumns {
   std::vector<std::vector<std::pair<Index, double>>> negative;
 };
 
-void split_element_change(const Box& box, Index element, std::span<const Index> inverse, LowRankColumns& out) {
+void split_element_change(const Problem& box, Index element, std::span<const Index> inverse, LowRankColumns& out) {
   auto change = linalg::rotation_change(linalg::elasticity_element_matrix(box.mesh.tet_points(element), box.options),
                                         linalg::element_rotation(element, rotation_angle));
   const int n = 12;
@@ -262,7 +302,7 @@ cholmod_sparse* to_cholmod(Index n, const std::vector<std::vector<std::pair<Inde
   return s;
 }
 
-CholmodUpdown run_cholmod_updown(const Box& box, const Case& c, double cap_seconds) {
+CholmodUpdown run_cholmod_updown(const Problem& box, const Case& c, double cap_seconds) {
   cholmod_common common;
   cholmod_l_start(&common);
   const linalg::SymmetricCscMatrix& a = box.a;
@@ -345,13 +385,10 @@ std::string format(const char* pattern, double value) {
   return buffer;
 }
 
-void run_box(int cells, const Options& options) {
-  progress("building the " + std::to_string(cells) + "^3 box...");
-  const Box box(cells);
+void run_problem(const Problem& box, const Options& options) {
   const auto& analysis = box.symbolic->stats();
   const std::vector<Case> cases = make_cases(box, options);
-  std::printf("\n### Elasticity box %d^3 cells: %d DOF, %d tets, nnz(L) %lld, %.3g flops\n\n", cells,
-              box.a.size(), box.mesh.tet_count(), static_cast<long long>(analysis.nnz_l), analysis.flops);
+  std::printf("\n### %s: %d DOF, %d tets, nnz(L) %lld, %.3g flops\n\n", box.title.c_str(), box.a.size(), box.mesh.tet_count(), static_cast<long long>(analysis.nnz_l), analysis.flops);
   std::vector<double> our_time_one_thread(cases.size(), 0.0);
   for (int threads : options.threads) {
     factor::Factor l(box.symbolic);
@@ -412,7 +449,14 @@ int main(int argc, char** argv) {
     const Options options = parse_options(argc, argv);
     std::setvbuf(stdout, nullptr, _IOLBF, 0);  // rows appear as they are measured
     std::printf("## bench_refactorize\n");
-    for (int cells : options.boxes) run_box(cells, options);
+    for (int cells : options.boxes) {
+      progress("building the " + std::to_string(cells) + "^3 box...");
+      run_problem(make_box(cells), options);
+    }
+    for (const ModelRequest& model : options.models) {
+      progress("meshing " + model.name + " near " + std::to_string(model.tets) + " tets...");
+      run_problem(make_model(model), options);
+    }
     return 0;
   } catch (const std::exception& error) {
     std::fprintf(stderr, "bench_refactorize: %s\n", error.what());

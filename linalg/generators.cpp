@@ -47,12 +47,11 @@ constexpr std::array<std::array<int, 4>, 6> kuhn_tets = {{
 // One shared assembly loop for both elasticity variants: the pattern is built once from the
 // mesh, and each tet's element matrix (from `element_matrix(points, out)`) is scattered.
 template <std::size_t ElementDofs, typename ElementMatrix>
-SymmetricCscMatrix assemble_on_box(const ElasticityBoxOptions& options, Index dofs_per_node,
-                                   ElementMatrix element_matrix) {
+SymmetricCscMatrix assemble_on_mesh(const TetMesh& mesh, const ElasticityBoxOptions& options, Index dofs_per_node,
+                                    ElementMatrix element_matrix) {
   if (!(options.density >= 0.0) || !(options.time_step > 0.0)) {
     throw std::invalid_argument("elasticity_matrix: need density ≥ 0 and time_step > 0");
   }
-  const TetMesh mesh = structured_tet_box(options.nx, options.ny, options.nz, options.cell_size);
   const AssemblyPattern pattern(mesh.node_count(), dofs_per_node, 4, mesh.tets);
   SymmetricCscMatrix matrix = pattern.zero_matrix();
   std::array<double, ElementDofs * ElementDofs> element{};
@@ -130,8 +129,12 @@ linear_tet::ElasticStiffness elasticity_element_matrix(const linear_tet::Points&
 }
 
 SymmetricCscMatrix elasticity_matrix(const ElasticityBoxOptions& options) {
-  return assemble_on_box<12>(options, 3, [&](const linear_tet::Points& x, auto& element) {
-    element = elasticity_element_matrix(x, options);
+  return elasticity_matrix(structured_tet_box(options.nx, options.ny, options.nz, options.cell_size), options);
+}
+
+SymmetricCscMatrix elasticity_matrix(const TetMesh& mesh, const ElasticityBoxOptions& material) {
+  return assemble_on_mesh<12>(mesh, material, 3, [&](const linear_tet::Points& x, auto& element) {
+    element = elasticity_element_matrix(x, material);
   });
 }
 
@@ -140,7 +143,8 @@ SymmetricCscMatrix scalar_elasticity_matrix(const ElasticityBoxOptions& options)
       lame_from_youngs_poisson(options.youngs_modulus, options.poisson_ratio);
   // seed 003 Algorithm 1: K = 2μVₜΔt² per deformation-gradient entry, so DᵀKD = 2μΔt²·V·GᵀG.
   const double scale = 2.0 * material.mu * options.time_step * options.time_step;
-  return assemble_on_box<4>(options, 1, [&](const linear_tet::Points& x, auto& element) {
+  const TetMesh box = structured_tet_box(options.nx, options.ny, options.nz, options.cell_size);
+  return assemble_on_mesh<4>(box, options, 1, [&](const linear_tet::Points& x, auto& element) {
     element = linear_tet::scalar_stiffness(x);
     const double mass = linear_tet::lumped_vertex_mass(x, options.density);
     for (std::size_t a = 0; a < 4; ++a) {

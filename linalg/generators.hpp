@@ -49,6 +49,10 @@ struct ElasticityBoxOptions {
 /// through AssemblyPattern::scatter_add.
 SymmetricCscMatrix elasticity_matrix(const ElasticityBoxOptions& options = {});
 
+/// The same M + Δt²·K on any tet mesh (positively oriented tets), with the material and
+/// time step of `material` (its nx, ny, nz and cell_size are not used).
+SymmetricCscMatrix elasticity_matrix(const TetMesh& mesh, const ElasticityBoxOptions& material);
+
 /// One tet's 12×12 block of elasticity_matrix (column-major, dof 3·vertex + component):
 /// Δt²·Kₑ plus the lumped mass ρV/4 on the diagonal.
 linear_tet::ElasticStiffness elasticity_element_matrix(const linear_tet::Points& x,

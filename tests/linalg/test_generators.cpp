@@ -272,6 +272,40 @@ TEST(Generators, ElasticityMatrixIsMassPlusTimeStepSquaredStiffness) {
   EXPECT_NEAR(mass, 3.0 * 1000.0 * box_volume, 1e-9);
 }
 
+// On a mesh that is not a box (a two-tet bipyramid, then scaled and sheared), A·t for a
+// rigid translation t is the lumped mass times t — the stiffness annihilates translations —
+// so each component's column sums add up to ρ·V of the mesh.
+TEST(Generators, ElasticityMatrixOnAnyMeshKeepsTranslationsStiffnessFree) {
+  TetMesh mesh;
+  mesh.positions = {0.0, 0.0, 0.0, 1.0, 0.1, 0.0, 0.2, 0.9, 0.0, 0.3, 0.2, 0.8, 0.4, 0.3, -0.7};
+  mesh.tets = {0, 1, 2, 3, 0, 2, 1, 4};
+  ElasticityBoxOptions material;
+  material.youngs_modulus = 3e6;
+  const SymmetricCscMatrix a = elasticity_matrix(mesh, material);
+  ASSERT_EQ(a.size(), 15);
+  double volume = 0.0;
+  for (Index t = 0; t < mesh.tet_count(); ++t) volume += linear_tet::signed_volume(mesh.tet_points(t));
+  ASSERT_GT(volume, 0.0);
+  for (Index component = 0; component < 3; ++component) {
+    std::vector<double> translation(15, 0.0), product(15, 0.0);
+    for (Index node = 0; node < 5; ++node) translation[static_cast<std::size_t>(3 * node + component)] = 1.0;
+    symmetric_multiply(a, translation, product);
+    double total = 0.0;
+    for (Index node = 0; node < 5; ++node) {
+      for (Index other = 0; other < 3; ++other) {
+        const double value = product[static_cast<std::size_t>(3 * node + other)];
+        if (other == component) {
+          EXPECT_GT(value, 0.0);
+          total += value;
+        } else {
+          EXPECT_NEAR(value, 0.0, 1e-9);
+        }
+      }
+    }
+    EXPECT_NEAR(total, material.density * volume, 1e-9 * material.density * volume);
+  }
+}
+
 TEST(Generators, ScalarElasticityMatrixIsMassPlusScaledLaplacian) {
   const ElasticityBoxOptions options = small_box();
   const SymmetricCscMatrix a = scalar_elasticity_matrix(options);
