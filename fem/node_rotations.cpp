@@ -7,6 +7,7 @@
 #include <string>
 
 #include "fem/parallel_loops.hpp"
+#include "linalg/polar_decomposition.hpp"
 
 namespace cholsim::fem {
 
@@ -83,6 +84,32 @@ Quaternion horn_rotation(const Mat3& s) {
   return linalg::normalized(q);
 }
 
+namespace {
+
+bool is_rotation(const Mat3& r) {
+  const Mat3 deviation = linalg::transpose(r) * r - Mat3::identity();
+  double largest = 0.0;
+  for (double e : deviation.entries) largest = std::max(largest, std::abs(e));
+  return largest < 1e-6 && linalg::determinant(r) > 0.0;  // also false for NaN entries
+}
+
+// Horn's maximizer of Σ q_jᵀ·R·p_j = tr(Rᵀ·Sᵀ) is the rotation maximizing tr(Rᵀ·Sᵀ) over
+// SO(3) — what the analytic polar decomposition of Sᵀ converges to (seed 003 §3.3). Warm
+// started from the node's previous rotation it takes one to three Newton steps where Horn's
+// 4×4 eigenproblem takes several Jacobi sweeps; the answer is the same (to the tolerance,
+// whose error is its square: working precision). A `previous` that is not a rotation (a
+// fresh array) starts from the identity.
+Mat3 fit_one_ring(const Mat3& covariance, const Mat3& previous) {
+  const Quaternion warm_start = is_rotation(previous) ? linalg::quaternion_from_rotation_matrix(previous)
+                                                      : Quaternion{1.0, 0.0, 0.0, 0.0};
+  linalg::ApdOptions options;
+  options.tolerance = 1e-9;
+  return linalg::to_rotation_matrix(
+      linalg::analytic_polar_decomposition(linalg::transpose(covariance), warm_start, options));
+}
+
+}  // namespace
+
 NodeRotationFitter::NodeRotationFitter(const TetMesh& rest) {
   const auto nodes = static_cast<std::size_t>(rest.node_count());
   std::vector<std::vector<Index>> rings(nodes);
@@ -129,9 +156,8 @@ void NodeRotationFitter::fit(std::span<const double> rest, std::span<const doubl
         covariance += linalg::outer(point(rest, j) - rest_center, point(current, j) - current_center);
       }
       // A node without neighbours (unused by every tet) has no frame to follow.
-      rotations[static_cast<std::size_t>(i)] = neighbours(i).empty()
-                                                   ? Mat3::identity()
-                                                   : linalg::to_rotation_matrix(horn_rotation(covariance));
+      Mat3& rotation = rotations[static_cast<std::size_t>(i)];
+      rotation = neighbours(i).empty() ? Mat3::identity() : fit_one_ring(covariance, rotation);
     }
   });
 }

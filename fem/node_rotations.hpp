@@ -40,7 +40,10 @@ class NodeRotationFitter {
   }
   [[nodiscard]] Index node_count() const { return static_cast<Index>(offsets_.size()) - 1; }
 
-  /// rotations[i] = Horn's rotation of node i's one-ring from `rest` to `current` (3·nodes each).
+  /// rotations[i] = Horn's rotation of node i's one-ring from `rest` to `current` (3·nodes
+  /// each), computed as the analytic polar decomposition of the one-ring covariance warm
+  /// started from the rotations[i] passed in (last step's; anything that is not a rotation
+  /// starts from the identity). horn_rotation is the eigenvector reference it agrees with.
   void fit(std::span<const double> rest, std::span<const double> current, std::span<linalg::Mat3> rotations,
            int threads) const;
 

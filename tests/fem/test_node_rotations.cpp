@@ -81,6 +81,37 @@ TEST(NodeRotations, HornMatchesThePolarRotationOfTheCovariance) {
   }
 }
 
+// fit() warm-starts each node from the rotation passed in. Whatever that start — the
+// identity, a fresh zero array, a rotation far from the answer (up to a half turn away) —
+// the result is Horn's eigenvector rotation of the same covariance.
+TEST(NodeRotations, WarmStartedFitAgreesWithHornFromAnyStart) {
+  const TetMesh mesh = linalg::structured_tet_box(3, 2, 2, 0.2);
+  const NodeRotationFitter fitter(mesh);
+  std::mt19937_64 rng(17);
+  std::uniform_real_distribution<double> jitter(-0.03, 0.03);
+  std::vector<double> deformed = test::rigidly_moved(
+      mesh.positions, linalg::to_rotation_matrix(linalg::random_rotation(rng, 2.5)), {}, {0.3, 0.0, -1.0});
+  for (double& v : deformed) v += jitter(rng);
+  const auto nodes = static_cast<std::size_t>(mesh.node_count());
+  std::vector<std::vector<Mat3>> starts{std::vector<Mat3>(nodes, Mat3::identity()), std::vector<Mat3>(nodes)};
+  std::vector<Mat3> random_starts(nodes);
+  for (Mat3& r : random_starts) r = linalg::to_rotation_matrix(linalg::random_rotation(rng, 3.1));
+  starts.push_back(random_starts);
+  for (std::vector<Mat3>& rotations : starts) {
+    fitter.fit(mesh.positions, deformed, rotations, 2);
+    for (std::size_t i = 0; i < nodes; ++i) {
+      Mat3 covariance = Mat3::zero();
+      for (const Index j : fitter.neighbours(static_cast<Index>(i))) {
+        const auto jj = static_cast<std::size_t>(j);
+        covariance += linalg::outer(test::node(mesh.positions, jj) - test::node(mesh.positions, i),
+                                    test::node(deformed, jj) - test::node(deformed, i));
+      }
+      EXPECT_LT(linalg::rotation_distance(rotations[i], linalg::to_rotation_matrix(horn_rotation(covariance))), 1e-10)
+          << "node " << i;
+    }
+  }
+}
+
 TEST(NodeRotations, OneRingHoldsTheNodesSharingATet) {
   TetMesh mesh;
   mesh.positions = {0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 1, 1, 1, 1};
