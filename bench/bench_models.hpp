@@ -41,8 +41,8 @@ inline constexpr SurfaceModel surface_models[] = {
     // Compact: the Stanford bunny (bbox ≈ 10 units). -pYq2 → 6,740 tets.
     {"bunny", "npm-bunny/bunny.obj", "pYq2", 0.02, 87'005.0, 0.0025, 277'481.0, "bunny"},
     // Slender: a knotted tube (bbox ≈ 1 unit), like seed 000's Fig. 8 geometric sculpture.
-    // -pYq2 → 10,575 tets.
-    {"knot", "RAINBOW/knot.obj", "pYq2", 2e-5, 109'926.0, 3e-6, 258'142.0, "knotted tube (RAINBOW knot.obj)"},
+    // -pYq3 → 7,522 tets.
+    {"knot", "RAINBOW/knot.obj", "pYq3", 2e-5, 109'926.0, 3e-6, 258'142.0, "knotted tube (RAINBOW knot.obj)"},
 };
 
 /// The model called `name`, or nullptr.
