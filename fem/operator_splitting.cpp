@@ -4,17 +4,15 @@
 #include <chrono>
 #include <cmath>
 #include <limits>
-#include <mutex>
 #include <stdexcept>
 #include <string>
 #include <utility>
 
 #include "factor/cholesky_factor.hpp"
-#include "fem/parallel_loops.hpp"
+#include "fem/opsplit_element_pass.hpp"
 #include "fem/position_projection.hpp"
 #include "fem/volume_constraints.hpp"
 #include "linalg/dense_matrix.hpp"
-#include "linalg/polar_decomposition_batch.hpp"
 
 namespace cholsim::fem {
 namespace {
@@ -67,22 +65,13 @@ struct OperatorSplittingSimulation::State {
   linalg::SymmetricCscMatrix matrix;
   std::unique_ptr<factor::Factor> factor;
 
-  // Per element, structure of arrays (STYLE habit 5) so the APD and force loops vectorize.
-  std::array<std::vector<double>, 9> rest_inverse;  ///< Dₘ⁻¹ row-major
-  std::vector<double> stretch_weight;               ///< 2μV_tΔt² (Algorithm 1 line 5)
-  std::array<std::vector<double>, 9> deformation;   ///< F(x̃)
-  std::array<std::vector<double>, 4> rotation;      ///< quaternion w, x, y, z
-  std::array<std::vector<double>, 9> node_forces;   ///< DₜᵀKₜ(r − Dₜx̃) at local nodes 1..3 (node 0: minus their sum)
-  linalg::DenseMatrix right_hand_side;              ///< free nodes × 3
+  OpsplitElementPass element_pass;     ///< F(x̃), APD and DᵀK(r − Dx̃) in one pass (lines 4–8)
+  linalg::DenseMatrix right_hand_side; ///< free nodes × 3
   VolumeConstraints volume;
   OperatorSplittingSetup setup;
 
   void assemble_and_factor();
   void predict();
-  void compute_deformation();
-  linalg::ApdBatchStats extract_rotations();
-  void element_forces();
-  void gather_right_hand_side();
   void apply_solution();
   [[nodiscard]] Index element_count() const { return body.element_count(); }
 };
@@ -102,6 +91,7 @@ void OperatorSplittingSimulation::State::assemble_and_factor() {
     g[3] = b.row(2);
     g[0] = -(g[1] + g[2] + g[3]);
     const auto nodes = body.element_nodes(e);
+    const double weight = element_pass.stretch_weight(e);
     for (std::size_t a = 0; a < 4; ++a) {
       const Index row = system_row[at(nodes[a])];
       if (row < 0) continue;
@@ -109,7 +99,7 @@ void OperatorSplittingSimulation::State::assemble_and_factor() {
         const Index col = system_row[at(nodes[c])];
         if (col < 0) continue;
         // Per coordinate, DₜᵀKₜDₜ = 2μVΔt²·(gₐ·g_c): one scalar block for x, y and z.
-        triplets.add(row, col, stretch_weight[at(e)] * dot(g[a], g[c]));
+        triplets.add(row, col, weight * dot(g[a], g[c]));
       }
     }
   }
@@ -140,86 +130,6 @@ void OperatorSplittingSimulation::State::predict() {
     for (std::size_t c = 0; c < 3; ++c) {
       const std::size_t i = 3 * v + c;
       predicted[i] = movable[v] != 0 ? positions[i] + dt * velocities[i] + dt * dt * g[c] : positions[i];
-    }
-  }
-}
-
-void OperatorSplittingSimulation::State::compute_deformation() {
-  const std::vector<Index>& tets = body.rest.tets;
-  // F(x̃) = Dₛ·Dₘ⁻¹ (eq. 4–5) for every element.
-  parallel_chunks(element_count(), options.threads, [&](Index begin, Index end) {
-    for (Index e = begin; e < end; ++e) {
-      const std::size_t t = at(e);
-      const double* x0 = &predicted[3 * at(tets[4 * t])];
-      std::array<std::array<double, 3>, 3> edge;  // edge[k][r] = (x_{k+1} − x₀)_r
-      for (std::size_t k = 0; k < 3; ++k) {
-        const double* xk = &predicted[3 * at(tets[4 * t + k + 1])];
-        for (std::size_t r = 0; r < 3; ++r) edge[k][r] = xk[r] - x0[r];
-      }
-      for (std::size_t r = 0; r < 3; ++r) {
-        for (std::size_t c = 0; c < 3; ++c) {
-          deformation[3 * r + c][t] = edge[0][r] * rest_inverse[c][t] + edge[1][r] * rest_inverse[3 + c][t] +
-                                      edge[2][r] * rest_inverse[6 + c][t];
-        }
-      }
-    }
-  });
-}
-
-linalg::ApdBatchStats OperatorSplittingSimulation::State::extract_rotations() {
-  const Index elements = element_count();
-  linalg::Mat3Arrays gradients;
-  for (std::size_t k = 0; k < 9; ++k) gradients.entries[k] = deformation[k];
-  const linalg::QuaternionArrays quaternions{rotation[0], rotation[1], rotation[2], rotation[3]};
-  linalg::ApdOptions apd;
-  apd.tolerance = options.rotation_tolerance;
-  apd.max_iterations = options.rotation_max_iterations;
-  linalg::ApdBatchStats total;
-  std::mutex total_mutex;
-  parallel_chunks(elements, options.threads, [&](Index begin, Index end) {
-    const linalg::ApdBatchStats chunk = linalg::analytic_polar_decomposition_batch(gradients, quaternions, begin, end, apd);
-    const std::lock_guard lock(total_mutex);
-    total.vector_iterations += chunk.vector_iterations;
-    total.scalar_fallbacks += chunk.scalar_fallbacks;
-    total.unconverged += chunk.unconverged;
-  });
-  return total;
-}
-
-void OperatorSplittingSimulation::State::element_forces() {
-  // Algorithm 2 lines 7–8: b_t = vec(R_t) − vec(F_t), then DₜᵀKₜ·b_t, i.e. 2μVΔt²·(R − F)·gₖ at
-  // local node k.
-  parallel_chunks(element_count(), options.threads, [&](Index begin, Index end) {
-    for (Index e = begin; e < end; ++e) {
-      const std::size_t t = at(e);
-      const Quaternion q{rotation[0][t], rotation[1][t], rotation[2][t], rotation[3][t]};
-      const Mat3 r = linalg::to_rotation_matrix(q);
-      const double weight = stretch_weight[t];
-      for (std::size_t row = 0; row < 3; ++row) {
-        std::array<double, 3> p;  // row `row` of P = weight·(R − F)
-        for (std::size_t c = 0; c < 3; ++c) p[c] = weight * (r.entries[3 * row + c] - deformation[3 * row + c][t]);
-        for (std::size_t k = 0; k < 3; ++k) {
-          node_forces[3 * k + row][t] =
-              p[0] * rest_inverse[3 * k][t] + p[1] * rest_inverse[3 * k + 1][t] + p[2] * rest_inverse[3 * k + 2][t];
-        }
-      }
-    }
-  });
-}
-
-void OperatorSplittingSimulation::State::gather_right_hand_side() {
-  std::fill(right_hand_side.storage().begin(), right_hand_side.storage().end(), 0.0);
-  const std::vector<Index>& tets = body.rest.tets;
-  linalg::DenseView b = right_hand_side.view();
-  for (Index e = 0; e < element_count(); ++e) {
-    const std::size_t t = at(e);
-    for (std::size_t c = 0; c < 3; ++c) {
-      const double f1 = node_forces[c][t], f2 = node_forces[3 + c][t], f3 = node_forces[6 + c][t];
-      const std::array<double, 4> local = {-(f1 + f2 + f3), f1, f2, f3};
-      for (std::size_t k = 0; k < 4; ++k) {
-        const Index row = system_row[at(tets[4 * t + k])];
-        if (row >= 0) b(row, static_cast<Index>(c)) += local[k];
-      }
     }
   }
 }
@@ -257,17 +167,9 @@ OperatorSplittingSimulation::OperatorSplittingSimulation(ElasticBody body, Opera
   }
 
   const double dt = s.options.time_step;
-  for (auto& a : s.rest_inverse) a.resize(at(elements));
-  for (auto& a : s.deformation) a.assign(at(elements), 0.0);
-  for (auto& a : s.node_forces) a.assign(at(elements), 0.0);
-  s.rotation[0].assign(at(elements), 1.0);
-  for (std::size_t k = 1; k < 4; ++k) s.rotation[k].assign(at(elements), 0.0);
-  s.stretch_weight.resize(at(elements));
-  for (Index e = 0; e < elements; ++e) {
-    for (std::size_t k = 0; k < 9; ++k) s.rest_inverse[k][at(e)] = s.body.rest_shape_inverse[at(e)].entries[k];
-    s.stretch_weight[at(e)] = 2.0 * s.body.lame[at(e)].mu * s.body.rest_volumes[at(e)] * dt * dt;
-  }
-  s.right_hand_side = linalg::DenseMatrix(static_cast<Index>(s.system_nodes.size()), 3);
+  const auto free = static_cast<Index>(s.system_nodes.size());
+  s.element_pass = OpsplitElementPass(s.body, s.system_row, free, dt);
+  s.right_hand_side = linalg::DenseMatrix(free, 3);
   s.volume = VolumeConstraints(s.body, dt);
   s.setup.free_nodes = static_cast<Index>(s.system_nodes.size());
   s.setup.fixed_nodes = nodes - s.setup.free_nodes;
@@ -285,19 +187,17 @@ OperatorSplittingStepStatistics OperatorSplittingSimulation::step() {
   const auto step_start = Clock::now();
   s.predict();
 
+  // Lines 4–8 in one pass; its time is reported as `rotations` (see OperatorSplittingTimings).
   auto phase = Clock::now();
-  s.compute_deformation();
-  if (s.options.update_rotations) {
-    const linalg::ApdBatchStats apd = s.extract_rotations();
-    stats.rotation_iterations = apd.vector_iterations;
-    stats.rotation_fallbacks = apd.scalar_fallbacks;
-  }
+  OpsplitElementPassOptions pass;
+  pass.update_rotations = s.options.update_rotations;
+  pass.apd.tolerance = s.options.rotation_tolerance;
+  pass.apd.max_iterations = s.options.rotation_max_iterations;
+  pass.threads = s.options.threads;
+  const linalg::ApdBatchStats apd = s.element_pass.run(s.predicted, s.right_hand_side.view(), pass);
+  stats.rotation_iterations = apd.vector_iterations;
+  stats.rotation_fallbacks = apd.scalar_fallbacks;
   stats.timings.rotations = seconds_since(phase);
-
-  phase = Clock::now();
-  s.element_forces();
-  s.gather_right_hand_side();
-  stats.timings.right_hand_side = seconds_since(phase);
 
   phase = Clock::now();
   if (s.factor) s.factor->solve(s.right_hand_side.view());  // x, y, z together (eq. 12)
@@ -355,9 +255,7 @@ std::vector<double> OperatorSplittingSimulation::volume_ratios() const {
 std::vector<Quaternion> OperatorSplittingSimulation::element_rotations() const {
   const State& s = *state_;
   std::vector<Quaternion> result(at(s.body.element_count()));
-  for (std::size_t t = 0; t < result.size(); ++t) {
-    result[t] = {s.rotation[0][t], s.rotation[1][t], s.rotation[2][t], s.rotation[3][t]};
-  }
+  for (std::size_t t = 0; t < result.size(); ++t) result[t] = s.element_pass.rotation(static_cast<Index>(t));
   return result;
 }
 

@@ -13,7 +13,8 @@
 //    constraints (eq. 13–16), a few Gauss–Seidel sweeps per step (fem/volume_constraints).
 // Rotations come from the analytic polar decomposition (seed 003 §3.3) of F(x̃), warm-started
 // from the previous step's quaternion, vectorized over elements
-// (linalg/polar_decomposition_batch). Collisions are position projection onto obstacles
+// (linalg/polar_decomposition_batch), in the same pass over the elements as F(x̃) and the
+// right-hand side (fem/opsplit_element_pass). Collisions are position projection onto obstacles
 // (fem/position_projection). Element loops use `threads` threads.
 #include <array>
 #include <cstdint>
@@ -50,8 +51,10 @@ struct OperatorSplittingOptions {
 
 /// Seconds spent in one step, by phase of Algorithm 2.
 struct OperatorSplittingTimings {
-  double rotations = 0.0;           ///< F(x̃) and the APD (lines 4–6)
-  double right_hand_side = 0.0;     ///< DᵀK(r − Dx̃) (lines 7–8)
+  /// F(x̃), the APD and DᵀK(r − Dx̃) (lines 4–8): one fused pass over the elements
+  /// (fem/opsplit_element_pass), so the right-hand side's share is counted here.
+  double rotations = 0.0;
+  double right_hand_side = 0.0;     ///< 0: lines 7–8 are part of `rotations`
   double solve = 0.0;               ///< the prefactored three-column solve (line 9)
   double volume_constraints = 0.0;  ///< lines 10–14
   double collisions = 0.0;

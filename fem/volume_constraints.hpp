@@ -7,7 +7,12 @@
 // Sweeps run colour by colour: the tets are greedily coloured so that no two tets of one
 // colour share a node, so the tets of a colour can be projected in parallel without races and
 // the result does not depend on the thread count. (Gauss–Seidel in colour order instead of
-// mesh order — the same method, a different ordering.)
+// mesh order — the same method, a different ordering.) Within a colour the constraints are
+// projected eight at a time in SIMD lanes; sharing no node, they do not see each other, so this
+// is the sequential update of each. Threads split each colour and meet at a barrier before the
+// next (fem/opsplit_color_loops). Eq. 15 is evaluated with the stiffness α⁻¹ = λVΔt² in place
+// of the compliance α: finite also for λ = 0 (ν = 0), where the constraint then never moves a
+// node (α = ∞ would give ∞/∞).
 #include <span>
 #include <vector>
 
@@ -29,7 +34,7 @@ class VolumeConstraints {
   void project(std::span<double> positions, std::span<const double> inverse_masses, int iterations,
                int threads = 1);
 
-  [[nodiscard]] Index size() const { return static_cast<Index>(compliance_.size()); }
+  [[nodiscard]] Index size() const { return static_cast<Index>(stiffness_.size()); }
   [[nodiscard]] Index color_count() const { return static_cast<Index>(color_begin_.size()) - 1; }
 
  private:
@@ -40,10 +45,14 @@ class VolumeConstraints {
   // Structure of arrays in colour order: constraint c acts on nodes_[4c..4c+4).
   std::vector<Index> nodes_;
   std::vector<double> inverse_six_volume_;  ///< 1/(6V_t)
-  std::vector<double> compliance_;          ///< α_t = 1/(λ_t V_t Δt²)
+  std::vector<double> stiffness_;           ///< α_t⁻¹ = λ_t V_t Δt² (eq. 13)
   std::vector<double> multipliers_;         ///< κ_t of the current sweep set
   std::vector<Index> color_begin_{0};       ///< constraints of colour k at [color_begin_[k], color_begin_[k+1])
 };
+
+/// Greedy colouring of the elements of `mesh`, in element order: no two elements that share a
+/// node get the same colour. Returns each element's colour; the colours are 0, 1, … without gaps.
+std::vector<Index> greedy_element_colors(const TetMesh& mesh);
 
 /// det F of every element at `positions` (3·nodes): the volume ratio V_t(x)/V_t(rest),
 /// negative for an inverted element. Writes element_count values into `ratios`.

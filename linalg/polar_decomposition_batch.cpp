@@ -1,7 +1,9 @@
 #include "linalg/polar_decomposition_batch.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
+#include <limits>
 #include <numbers>
 #include <stdexcept>
 #include <string>
@@ -11,13 +13,12 @@ namespace {
 
 constexpr int kLanes = static_cast<int>(kApdBatchLanes);
 
-/// One block of lanes in registers-friendly layout: f[k][l] is entry k of lane l's F.
-struct Block {
-  alignas(64) double f[9][kLanes];
-  alignas(64) double q[4][kLanes];
-  alignas(64) double pivot_floor[kLanes];
-  alignas(64) double step_norm_sq[kLanes];  ///< ‖Δω‖² of the last step
-  alignas(64) double needs_scalar[kLanes];  ///< 1 once a lane met an indefinite H or a step > π
+/// Per-lane state of the Newton iteration beside the block's F and q.
+struct LaneState {
+  alignas(64) double pivot_floor_sq[kLanes];  ///< (1e-12·‖F‖)²: the scalar routine's relative pivot floor, squared
+  alignas(64) double step_norm_sq[kLanes];    ///< ‖Δω‖² of the last step
+  alignas(64) double needs_scalar[kLanes];    ///< 1 once a lane met an indefinite H or a step > π
+  alignas(64) double warm_start[4][kLanes];   ///< q before the first step, for the scalar fallback
 };
 
 // The step is compiled for AVX-512F and AVX2 besides the baseline and picked at load time
@@ -31,12 +32,32 @@ struct Block {
 #define CHOLSIM_APD_CLONES
 #endif
 
+/// Renormalizes the warm starts to first order and sets up the lane state. Square-root free
+/// (the pivot floor is kept squared) so that the loop vectorizes: a vector sqrt needs
+/// -fno-math-errno, which the build lacks.
+CHOLSIM_APD_CLONES void prepare_lanes(ApdBlock& __restrict b, LaneState& __restrict s) {
+  for (int l = 0; l < kLanes; ++l) {
+    double norm_sq = 0.0;
+    for (int k = 0; k < 9; ++k) norm_sq += b.f[k][l] * b.f[k][l];
+    s.pivot_floor_sq[l] = 1e-24 * norm_sq;
+    const double q_norm_sq = b.q[0][l] * b.q[0][l] + b.q[1][l] * b.q[1][l] + b.q[2][l] * b.q[2][l] + b.q[3][l] * b.q[3][l];
+    const double renormalize = 0.5 * (3.0 - q_norm_sq);  // 1/√(1 + ε) to O(ε²)
+    for (int k = 0; k < 4; ++k) {
+      b.q[k][l] *= renormalize;
+      s.warm_start[k][l] = b.q[k][l];
+    }
+    s.step_norm_sq[l] = std::numeric_limits<double>::infinity();  // no step taken yet
+    s.needs_scalar[l] = 0.0;
+  }
+}
+
 /// One Newton step of seed 003 Algorithm 3 on every lane: R(q), B = Rᵀ·F, g = −2·axl(B)
-/// (eq. 24), H = tr(B)·I − sym(B) (eq. 25), Δω = −H⁻¹g by LDLᵀ clamped to ‖Δω‖ ≤ π (eq. 20's
+/// (eq. 24), H = tr(B)·I − sym(B) (eq. 25), Δω = −H⁻¹g clamped to ‖Δω‖ ≤ π (eq. 20's
 /// chart), q ← q ∘ cay(Δω). Written without branches (selects only) so it vectorizes; a lane
 /// whose H is not positive definite or whose step leaves the chart takes no step and is
 /// flagged for the scalar routine.
-CHOLSIM_APD_CLONES void newton_step(Block& b) {
+// __restrict: without it GCC 12 finds "control flow" and vectorizes nothing.
+CHOLSIM_APD_CLONES void newton_step(ApdBlock& __restrict b, LaneState& __restrict s) {
   for (int l = 0; l < kLanes; ++l) {
     const double w = b.q[0][l], x = b.q[1][l], y = b.q[2][l], z = b.q[3][l];
     const double r00 = 1.0 - 2.0 * (y * y + z * z), r01 = 2.0 * (x * y - w * z), r02 = 2.0 * (x * z + w * y);
@@ -58,30 +79,32 @@ CHOLSIM_APD_CLONES void newton_step(Block& b) {
     const double h10 = -0.5 * (bm[1][0] + bm[0][1]);
     const double h20 = -0.5 * (bm[2][0] + bm[0][2]);
     const double h21 = -0.5 * (bm[2][1] + bm[1][2]);
-    const double floor = b.pivot_floor[l];
-    const double d0 = h00;
+    // Δω = −H⁻¹·g by the adjugate: one division where L·D·Lᵀ has three in a row, which
+    // shortens the dependency chain the step's latency is made of. The pivots of L·D·Lᵀ are the
+    // ratios of the leading minors, d0 = m1, d1 = m2/m1, d2 = det/m2, so "every pivot above the
+    // scalar routine's floor 1e-12·‖F‖" (H positive definite, not nearly singular) reads, with
+    // squares instead of a square root, m1 > 0, m1² > f², m2 > 0, m2² > f²·m1², det > 0,
+    // det² > f²·m2² (f² = floor²).
+    const double floor_sq = s.pivot_floor_sq[l];
+    const double c00 = h11 * h22 - h21 * h21, c01 = h20 * h21 - h10 * h22, c02 = h10 * h21 - h11 * h20;
+    const double c11 = h00 * h22 - h20 * h20, c12 = h10 * h20 - h00 * h21, c22 = h00 * h11 - h10 * h10;
+    const double det = h00 * c00 + h10 * c01 + h20 * c02;
+    const auto above_floor = [floor_sq](double minor, double previous_minor) {
+      return static_cast<double>(minor > 0.0) *
+             static_cast<double>(minor * minor > floor_sq * previous_minor * previous_minor);
+    };
     // Masks as 0/1 doubles and blends as arithmetic: if-conversion for targets without mask
     // registers (AVX2, SSE2) then needs nothing from the compiler.
-    const double ok0 = static_cast<double>(d0 > floor);
-    const double d0_safe = ok0 * d0 + (1.0 - ok0);
-    const double l10 = h10 / d0_safe, l20 = h20 / d0_safe;
-    const double d1 = h11 - l10 * h10;
-    const double ok1 = static_cast<double>(d1 > floor);
-    const double d1_safe = ok1 * d1 + (1.0 - ok1);
-    const double l21 = (h21 - l20 * h10) / d1_safe;
-    const double d2 = h22 - l20 * h20 - l21 * l21 * d1;
-    const double ok2 = static_cast<double>(d2 > floor);
-    const double d2_safe = ok2 * d2 + (1.0 - ok2);
-    // Δω = −H⁻¹·g through L·D·Lᵀ.
-    const double y0 = -g0, y1 = -g1 - l10 * y0, y2 = -g2 - l20 * y0 - l21 * y1;
-    const double s2 = y2 / d2_safe;
-    const double s1 = y1 / d1_safe - l21 * s2;
-    const double s0 = y0 / d0_safe - l10 * s1 - l20 * s2;
+    const double definite = above_floor(h00, 1.0) * above_floor(c22, h00) * above_floor(det, c22);
+    const double inverse_det = 1.0 / (definite * det + (1.0 - definite));
+    const double s0 = -(c00 * g0 + c01 * g1 + c02 * g2) * inverse_det;
+    const double s1 = -(c01 * g0 + c11 * g1 + c12 * g2) * inverse_det;
+    const double s2 = -(c02 * g0 + c12 * g1 + c22 * g2) * inverse_det;
     // A step longer than π would leave the chart of eq. 20: the lane is far from its answer,
     // which is the scalar routine's business (it clamps and backtracks). Comparing squares
     // keeps sqrt — and its errno path, which blocks vectorization — out of the loop.
     const double length_sq = s0 * s0 + s1 * s1 + s2 * s2;
-    const double usable = ok0 * ok1 * ok2 * static_cast<double>(length_sq <= std::numbers::pi * std::numbers::pi);
+    const double usable = definite * static_cast<double>(length_sq <= std::numbers::pi * std::numbers::pi);
     const double scale = 0.25 * usable;  // ¼: the Cayley quarter-step
     const double a0 = scale * s0, a1 = scale * s1, a2 = scale * s2;
     const double quarter_sq = a0 * a0 + a1 * a1 + a2 * a2;
@@ -91,8 +114,8 @@ CHOLSIM_APD_CLONES void newton_step(Block& b) {
     b.q[1][l] = w * cx + x * cw + y * cz - z * cy;
     b.q[2][l] = w * cy - x * cz + y * cw + z * cx;
     b.q[3][l] = w * cz + x * cy - y * cx + z * cw;
-    b.step_norm_sq[l] = usable * length_sq;
-    b.needs_scalar[l] = std::max(b.needs_scalar[l], 1.0 - usable);
+    s.step_norm_sq[l] = usable * length_sq;
+    s.needs_scalar[l] = std::max(s.needs_scalar[l], 1.0 - usable);
   }
 }
 
@@ -134,54 +157,105 @@ ApdBatchStats analytic_polar_decomposition_batch(const Mat3Arrays& gradients, co
   return analytic_polar_decomposition_batch(gradients, rotations, 0, gradients.size(), options);
 }
 
+ApdBatchStats analytic_polar_decomposition_blocks(std::span<ApdBlock> blocks, std::span<const int> lanes,
+                                                  const ApdOptions& options) {
+  if (blocks.size() != lanes.size() || static_cast<Index>(blocks.size()) > kApdInterleavedBlocks) {
+    throw std::invalid_argument("analytic_polar_decomposition_blocks: " + std::to_string(blocks.size()) +
+                                " blocks with " + std::to_string(lanes.size()) + " lane counts (at most " +
+                                std::to_string(kApdInterleavedBlocks) + " blocks)");
+  }
+  for (int count : lanes) {
+    if (count < 0 || count > kLanes) {
+      throw std::invalid_argument("analytic_polar_decomposition_blocks: " + std::to_string(count) +
+                                  " lanes outside 0.." + std::to_string(kLanes));
+    }
+  }
+  std::array<LaneState, kApdInterleavedBlocks> states;
+  std::array<bool, kApdInterleavedBlocks> converged{};
+  for (std::size_t b = 0; b < blocks.size(); ++b) {
+    for (int l = lanes[b]; l < kLanes; ++l) {  // padding: F = I from the identity, converged at once
+      for (int k = 0; k < 9; ++k) blocks[b].f[k][l] = k % 4 == 0 ? 1.0 : 0.0;
+      for (int k = 0; k < 4; ++k) blocks[b].q[k][l] = k == 0 ? 1.0 : 0.0;
+    }
+    prepare_lanes(blocks[b], states[b]);
+  }
+  const double tolerance_sq = options.tolerance * options.tolerance;
+  const auto lane_converged = [&](double step_sq) { return step_sq < tolerance_sq; };
+  ApdBatchStats stats;
+  for (int iteration = 0; iteration < options.max_iterations; ++iteration) {
+    bool all_converged = true;
+    // The blocks' steps are independent: issued back to back, the out-of-order core overlaps
+    // them, where one block alone waits on its own chain of divisions.
+    for (std::size_t b = 0; b < blocks.size(); ++b) {
+      if (converged[b]) continue;
+      newton_step(blocks[b], states[b]);
+      ++stats.vector_iterations;
+    }
+    for (std::size_t b = 0; b < blocks.size(); ++b) {
+      const double* steps = states[b].step_norm_sq;
+      converged[b] = converged[b] || std::all_of(steps, steps + kLanes, lane_converged);
+      all_converged = all_converged && converged[b];
+    }
+    if (all_converged) break;
+  }
+  for (std::size_t b = 0; b < blocks.size(); ++b) {
+    const LaneState& state = states[b];
+    for (int l = 0; l < lanes[b]; ++l) {
+      if (state.needs_scalar[l] == 0.0) {
+        // A lane stopped by max_iterations keeps its iterate, as the scalar routine would.
+        if (!lane_converged(state.step_norm_sq[l])) ++stats.unconverged;
+        continue;
+      }
+      Mat3 f;
+      for (int k = 0; k < 9; ++k) f.entries[static_cast<std::size_t>(k)] = blocks[b].f[k][l];
+      const Quaternion warm_start{state.warm_start[0][l], state.warm_start[1][l], state.warm_start[2][l],
+                                  state.warm_start[3][l]};
+      ApdStats scalar;
+      const Quaternion q = analytic_polar_decomposition(f, warm_start, options, &scalar);
+      blocks[b].q[0][l] = q.w;
+      blocks[b].q[1][l] = q.x;
+      blocks[b].q[2][l] = q.y;
+      blocks[b].q[3][l] = q.z;
+      ++stats.scalar_fallbacks;
+      if (!scalar.converged) ++stats.unconverged;
+    }
+  }
+  return stats;
+}
+
 ApdBatchStats analytic_polar_decomposition_batch(const Mat3Arrays& gradients, const QuaternionArrays& rotations,
                                                  Index begin, Index end, const ApdOptions& options) {
   check_sizes(gradients, rotations, begin, end);
   ApdBatchStats stats;
-  Block block;
-  for (Index first = begin; first < end; first += kApdBatchLanes) {
-    const int lanes = static_cast<int>(std::min<Index>(kApdBatchLanes, end - first));
-    std::array<Quaternion, kApdBatchLanes> warm_starts{};
-    for (int l = 0; l < kLanes; ++l) {
-      // Padding lanes solve F = I from the identity: converged at once, never flagged.
-      const bool real = l < lanes;
-      const auto e = static_cast<std::size_t>(first + l);
-      double norm_sq = 0.0;
-      for (int k = 0; k < 9; ++k) {
-        block.f[k][l] = real ? gradients.entries[static_cast<std::size_t>(k)][e] : (k % 4 == 0 ? 1.0 : 0.0);
-        norm_sq += block.f[k][l] * block.f[k][l];
+  std::array<ApdBlock, kApdInterleavedBlocks> blocks{};
+  std::array<int, kApdInterleavedBlocks> lanes{};
+  constexpr Index kGroup = kApdBatchLanes * kApdInterleavedBlocks;
+  for (Index group = begin; group < end; group += kGroup) {
+    const auto count = static_cast<std::size_t>((std::min(kGroup, end - group) + kApdBatchLanes - 1) / kApdBatchLanes);
+    for (std::size_t b = 0; b < count; ++b) {
+      const Index first = group + static_cast<Index>(b) * kApdBatchLanes;
+      lanes[b] = static_cast<int>(std::min<Index>(kApdBatchLanes, end - first));
+      for (int l = 0; l < lanes[b]; ++l) {
+        const auto e = static_cast<std::size_t>(first + l);
+        for (int k = 0; k < 9; ++k) blocks[b].f[k][l] = gradients.entries[static_cast<std::size_t>(k)][e];
+        // Arbitrary warm starts are normalized exactly here; the blocks only renormalize.
+        const Quaternion q = normalized(rotations.get(first + l));
+        blocks[b].q[0][l] = q.w;
+        blocks[b].q[1][l] = q.x;
+        blocks[b].q[2][l] = q.y;
+        blocks[b].q[3][l] = q.z;
       }
-      warm_starts[static_cast<std::size_t>(l)] = real ? normalized(rotations.get(first + l)) : Quaternion{};
-      const Quaternion& q = warm_starts[static_cast<std::size_t>(l)];
-      block.q[0][l] = q.w;
-      block.q[1][l] = q.x;
-      block.q[2][l] = q.y;
-      block.q[3][l] = q.z;
-      // Same relative pivot floor as the scalar routine: H scales with ‖F‖.
-      block.pivot_floor[l] = 1e-12 * std::sqrt(norm_sq);
-      block.needs_scalar[l] = 0.0;
     }
-    const double tolerance_sq = options.tolerance * options.tolerance;
-    bool converged = false;
-    for (int iteration = 0; iteration < options.max_iterations && !converged; ++iteration) {
-      newton_step(block);
-      ++stats.vector_iterations;
-      converged = std::all_of(block.step_norm_sq, block.step_norm_sq + kLanes,
-                              [&](double s) { return s < tolerance_sq; });
-    }
-    for (int l = 0; l < lanes; ++l) {
-      if (block.needs_scalar[l] == 0.0) {
-        // A lane stopped by max_iterations keeps its iterate, as the scalar routine would.
-        if (!(block.step_norm_sq[l] < tolerance_sq)) ++stats.unconverged;
-        rotations.set(first + l, {block.q[0][l], block.q[1][l], block.q[2][l], block.q[3][l]});
-        continue;
+    const ApdBatchStats group_stats =
+        analytic_polar_decomposition_blocks(std::span(blocks).first(count), std::span<const int>(lanes).first(count), options);
+    stats.vector_iterations += group_stats.vector_iterations;
+    stats.scalar_fallbacks += group_stats.scalar_fallbacks;
+    stats.unconverged += group_stats.unconverged;
+    for (std::size_t b = 0; b < count; ++b) {
+      const Index first = group + static_cast<Index>(b) * kApdBatchLanes;
+      for (int l = 0; l < lanes[b]; ++l) {
+        rotations.set(first + l, {blocks[b].q[0][l], blocks[b].q[1][l], blocks[b].q[2][l], blocks[b].q[3][l]});
       }
-      Mat3 f;
-      for (int k = 0; k < 9; ++k) f.entries[static_cast<std::size_t>(k)] = block.f[k][l];
-      ApdStats scalar;
-      rotations.set(first + l, analytic_polar_decomposition(f, warm_starts[static_cast<std::size_t>(l)], options, &scalar));
-      ++stats.scalar_fallbacks;
-      if (!scalar.converged) ++stats.unconverged;
     }
   }
   return stats;

@@ -23,6 +23,18 @@ namespace cholsim::linalg {
 
 /// Lanes processed together by the vector path.
 inline constexpr Index kApdBatchLanes = 8;
+/// Blocks of lanes iterated together: the steps of one block are a chain of dependent
+/// operations (divisions among them), and issuing two independent blocks' steps back to back
+/// lets the core overlap them.
+inline constexpr Index kApdInterleavedBlocks = 2;
+
+/// One block of kApdBatchLanes lanes in the layout of the vector path, for callers that
+/// build F and use R in the same pass over their elements (fem/opsplit_element_pass) rather
+/// than through arrays.
+struct ApdBlock {
+  alignas(64) double f[9][kApdBatchLanes];  ///< f[k][l]: entry k (row-major) of lane l's F
+  alignas(64) double q[4][kApdBatchLanes];  ///< (w, x, y, z) of lane l: warm start in, rotation out
+};
 
 /// Deformation gradients as nine arrays: entries[3·i + j][e] = F_e(i, j) (row-major entry
 /// order, as Mat3::entries). All nine spans have the same length, the element count.
@@ -54,5 +66,17 @@ ApdBatchStats analytic_polar_decomposition_batch(const Mat3Arrays& gradients, co
                                                  const ApdOptions& options = {});
 ApdBatchStats analytic_polar_decomposition_batch(const Mat3Arrays& gradients, const QuaternionArrays& rotations,
                                                  Index begin, Index end, const ApdOptions& options = {});
+
+/// The batch routine on up to kApdInterleavedBlocks blocks at once: lanes [0, lanes[b]) of
+/// blocks[b].q become the APD of blocks[b].f, warm-started from blocks[b].q; the other lanes
+/// are padding, set to F = I and q = identity (converged at once). Each block iterates until
+/// its own lanes have converged, as if it were alone (vector_iterations counts per block). The
+/// warm starts must be unit to rounding, as the routine's own results are: they are
+/// renormalized to first order, (3 − ‖q‖²)/2·q, which keeps repeated use from drifting
+/// without a square root. Same stopping rule, statistics and scalar fallback as
+/// analytic_polar_decomposition_batch. Throws std::invalid_argument when the spans' sizes
+/// differ, exceed kApdInterleavedBlocks, or a lane count lies outside [0, kApdBatchLanes].
+ApdBatchStats analytic_polar_decomposition_blocks(std::span<ApdBlock> blocks, std::span<const int> lanes,
+                                                  const ApdOptions& options = {});
 
 }  // namespace cholsim::linalg

@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 
 #include <array>
+#include <cmath>
+#include <cstdint>
 #include <numbers>
 #include <random>
 #include <stdexcept>
@@ -100,6 +102,60 @@ TEST(PolarDecompositionBatch, RangeLeavesOtherElementsUntouched) {
       EXPECT_EQ(q, Quaternion{});
     }
   }
+}
+
+TEST(PolarDecompositionBatch, InterleavedBlocksMatchTheScalarApdAndPadTheirLanes) {
+  std::mt19937_64 rng(11);
+  std::array<ApdBlock, kApdInterleavedBlocks> blocks{};
+  std::array<int, kApdInterleavedBlocks> lanes{};
+  std::vector<std::vector<Mat3>> gradients(blocks.size());
+  std::vector<std::vector<Quaternion>> warm(blocks.size());
+  for (std::size_t b = 0; b < blocks.size(); ++b) {
+    lanes[b] = b == 0 ? static_cast<int>(kApdBatchLanes) : 3;  // a full and a partial block
+    for (int l = 0; l < static_cast<int>(kApdBatchLanes); ++l) {
+      // The padding lanes hold garbage the routine must replace.
+      const Mat3 f = l < lanes[b] ? random_near_rotation(rng) : Mat3{{std::nan(""), 1e300, -7.0, 0, 0, 0, 0, 0, 0}};
+      const Quaternion q = l < lanes[b] ? random_rotation(rng, 0.2) : Quaternion{3.0, 0.0, 0.0, 0.0};
+      for (std::size_t k = 0; k < 9; ++k) blocks[b].f[k][l] = f.entries[k];
+      blocks[b].q[0][l] = q.w;
+      blocks[b].q[1][l] = q.x;
+      blocks[b].q[2][l] = q.y;
+      blocks[b].q[3][l] = q.z;
+      gradients[b].push_back(f);
+      warm[b].push_back(q);
+    }
+  }
+  ApdOptions options;
+  options.tolerance = 1e-10;
+  const ApdBatchStats stats = analytic_polar_decomposition_blocks(blocks, lanes, options);
+  EXPECT_EQ(stats.scalar_fallbacks, 0);
+  EXPECT_EQ(stats.unconverged, 0);
+  EXPECT_GE(stats.vector_iterations, 2 * static_cast<std::int64_t>(blocks.size()));  // per block, not per pair
+  for (std::size_t b = 0; b < blocks.size(); ++b) {
+    for (int l = 0; l < static_cast<int>(kApdBatchLanes); ++l) {
+      const Quaternion q{blocks[b].q[0][l], blocks[b].q[1][l], blocks[b].q[2][l], blocks[b].q[3][l]};
+      if (l >= lanes[b]) {
+        EXPECT_EQ(q, Quaternion{}) << "padding lane " << l << " of block " << b;
+        continue;
+      }
+      const Quaternion scalar = analytic_polar_decomposition(gradients[b][static_cast<std::size_t>(l)],
+                                                             warm[b][static_cast<std::size_t>(l)], options);
+      EXPECT_LT(rotation_distance(to_rotation_matrix(q), to_rotation_matrix(scalar)), 1e-9) << b << "," << l;
+      EXPECT_LT(rotation_distance(to_rotation_matrix(q), polar_rotation(gradients[b][static_cast<std::size_t>(l)])), 1e-9);
+      EXPECT_NEAR(norm(q), 1.0, 1e-12);
+    }
+  }
+}
+
+TEST(PolarDecompositionBatch, BlocksRejectBadCounts) {
+  std::array<ApdBlock, kApdInterleavedBlocks + 1> blocks{};
+  std::array<int, kApdInterleavedBlocks + 1> lanes{};
+  EXPECT_THROW(analytic_polar_decomposition_blocks(blocks, lanes), std::invalid_argument);
+  EXPECT_THROW(analytic_polar_decomposition_blocks(std::span(blocks).first(1), std::span<const int>(lanes).first(2)),
+               std::invalid_argument);
+  lanes[0] = static_cast<int>(kApdBatchLanes) + 1;
+  EXPECT_THROW(analytic_polar_decomposition_blocks(std::span(blocks).first(1), std::span<const int>(lanes).first(1)),
+               std::invalid_argument);
 }
 
 TEST(PolarDecompositionBatch, RejectsMismatchedArrays) {
