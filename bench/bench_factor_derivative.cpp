@@ -15,12 +15,23 @@
 // L̇, the identity residual ‖L̇Lᵀ + LL̇ᵀ − Ȧ‖/‖Ȧ‖ on Ȧ's pattern, and the relative distance of
 // the forward and central differences (default steps) to the analytic L̇, as a Markdown table.
 //
-//   bench_factor_derivative [--boxes 20,32,46] [--threads T] [--repeat R]
+// With --refactor-fraction F (issue 6 with seed 000 §5.2), a second table: the element blocks
+// of the F·tets tets nearest a point a quarter along the box's diagonal change (A by a
+// corotation turn of each block, Ȧ by another), and, --repeat times interleaved, it times
+//   full:        factorize_with_derivative(A, Ȧ) with retained update blocks (U and U̇);
+//   refactor:    refactorize_with_derivative(changed elements, A', Ȧ') after that full call;
+// with the recomputed supernodes and flop fraction, the retained bytes, and the distance of the
+// refactorized L̇ to a fresh factorize_with_derivative(A', Ȧ').
+//
+//   bench_factor_derivative [--boxes 20,32,46] [--threads T] [--repeat R] [--refactor-fraction F]
 #include <algorithm>
 #include <array>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <memory>
+#include <span>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -30,6 +41,7 @@
 #include "factor/factor_derivative.hpp"
 #include "linalg/assembly_pattern.hpp"
 #include "linalg/blas_threads.hpp"
+#include "linalg/element_changes.hpp"
 #include "linalg/generators.hpp"
 
 namespace {
@@ -44,6 +56,7 @@ struct Options {
   std::vector<Index> boxes{20, 32, 46};  // 27,783 / 107,811 / 311,469 DOF
   int threads = 0;                        // 0: all hardware threads
   int repeat = 3;
+  double refactor_fraction = 0.0;         // 0: no refactorization table
 };
 
 using cholsim::bench::parse_list;
@@ -60,25 +73,35 @@ Options parse_options(int argc, char** argv) {
       options.threads = std::stoi(value);
     } else if (flag == "--repeat") {
       options.repeat = std::max(1, std::stoi(value));
+    } else if (flag == "--refactor-fraction") {
+      options.refactor_fraction = std::stod(value);
+      if (!(options.refactor_fraction > 0.0 && options.refactor_fraction <= 1.0)) {
+        throw std::invalid_argument("--refactor-fraction must be in (0, 1], got " + value);
+      }
     } else {
       throw std::invalid_argument("unknown option " + flag +
-                                  " (usage: bench_factor_derivative [--boxes 20,32,46] [--threads T] [--repeat R])");
+                                  " (usage: bench_factor_derivative [--boxes 20,32,46] [--threads T] [--repeat R] "
+                                  "[--refactor-fraction F])");
     }
   }
   return options;
 }
 
 // A and Ȧ on an n³-cell box: Ȧ by a forward difference of the assembly along the velocity
-// field (seed 002 eq. 5.7), on the same pattern as A.
+// field (seed 002 eq. 5.7), on the same pattern as A. The mesh and assembly pattern stay for
+// element changes.
 struct BoxSystem {
+  linalg::ElasticityBoxOptions material;
+  linalg::TetMesh mesh;
+  linalg::AssemblyPattern pattern;
   SymmetricCscMatrix a;
   SymmetricCscMatrix a_dot;
 };
 
 BoxSystem box_system(Index cells) {
   const linalg::ElasticityBoxOptions material{.nx = cells, .ny = cells, .nz = cells, .cell_size = 1.0 / static_cast<double>(cells)};
-  const linalg::TetMesh mesh = linalg::structured_tet_box(cells, cells, cells, material.cell_size);
-  const linalg::AssemblyPattern pattern(mesh.node_count(), 3, 4, mesh.tets);
+  linalg::TetMesh mesh = linalg::structured_tet_box(cells, cells, cells, material.cell_size);
+  linalg::AssemblyPattern pattern(mesh.node_count(), 3, 4, mesh.tets);
   auto assemble = [&](const std::vector<double>& positions) {
     SymmetricCscMatrix matrix = pattern.zero_matrix();
     const linalg::TetMesh moved{positions, mesh.tets};
@@ -102,7 +125,9 @@ BoxSystem box_system(Index cells) {
                                          omega[0] * d[1] - omega[1] * d[0] + stretch[2] * d[2]};
     for (std::size_t c = 0; c < 3; ++c) moved[3 * v + c] += h * velocity[c];
   }
-  BoxSystem system{assemble(mesh.positions), assemble(moved)};
+  SymmetricCscMatrix a = assemble(mesh.positions);
+  SymmetricCscMatrix a_moved = assemble(moved);
+  BoxSystem system{material, std::move(mesh), std::move(pattern), std::move(a), std::move(a_moved)};
   for (std::size_t p = 0; p < system.a.lower.values.size(); ++p) {
     system.a_dot.lower.values[p] = (system.a_dot.lower.values[p] - system.a.lower.values[p]) / h;
   }
@@ -144,12 +169,8 @@ void require(const factor::FactorStatus& status, const char* what) {
   if (!status.ok()) throw std::runtime_error(std::string(what) + ": " + status.message);
 }
 
-BoxResult run_box(Index cells, const Options& options) {
-  std::fprintf(stderr, "box %d: assembling A and Ȧ...\n", cells);
-  const BoxSystem system = box_system(cells);
-  factor::AnalyzeOptions analyze_options;
-  analyze_options.dofs_per_node = 3;
-  const auto symbolic = factor::analyze(system.a, analyze_options);
+BoxResult run_box(Index cells, const BoxSystem& system, const std::shared_ptr<const factor::Symbolic>& symbolic,
+                  const Options& options) {
   const int threads = options.threads > 0 ? options.threads : linalg::hardware_threads();
   const factor::FactorOptions factor_options{.threads = threads};
 
@@ -201,6 +222,89 @@ BoxResult run_box(Index cells, const Options& options) {
   return result;
 }
 
+struct RefactorResult {
+  Index cells = 0;
+  Index n = 0;
+  int threads = 0;
+  Index changed_elements = 0;
+  Index recomputed_supernodes = 0;
+  Index supernodes = 0;
+  double flop_fraction = 0.0;
+  double full_s = 0.0;
+  double refactor_s = 0.0;
+  std::int64_t retained_bytes = 0;
+  std::int64_t retained_derivative_bytes = 0;
+  double factor_difference = 0.0;
+  double derivative_difference = 0.0;
+};
+
+// The changed pair (A', Ȧ'): each element block of `elements` turned by a corotation in A
+// (which stays SPD) and by a different one in Ȧ.
+BoxSystem changed_system(const BoxSystem& system, std::span<const Index> elements) {
+  BoxSystem changed = system;
+  linalg::rotate_element_blocks(changed.mesh, changed.pattern, changed.material, elements, 0.3, changed.a.lower.values);
+  linalg::rotate_element_blocks(changed.mesh, changed.pattern, changed.material, elements, -0.2,
+                                changed.a_dot.lower.values);
+  return changed;
+}
+
+RefactorResult run_refactor(const BoxSystem& system, const std::shared_ptr<const factor::Symbolic>& symbolic,
+                            const Options& options) {
+  const int threads = options.threads > 0 ? options.threads : linalg::hardware_threads();
+  const factor::FactorOptions retain{.threads = threads, .retain_update_blocks = true};
+  const auto count = std::max<Index>(
+      1, static_cast<Index>(std::llround(options.refactor_fraction * static_cast<double>(system.mesh.tet_count()))));
+  const std::vector<Index> elements = linalg::elements_in_ball(system.mesh, {0.25, 0.25, 0.25}, count);
+  const BoxSystem changed = changed_system(system, elements);
+  const factor::ChangedEntries changed_entries =
+      factor::ChangedEntries::elements(linalg::element_dof_lists(system.pattern, elements), 12);
+
+  RefactorResult result;
+  result.cells = system.material.nx;
+  result.n = system.a.size();
+  result.threads = threads;
+  result.changed_elements = count;
+  result.supernodes = symbolic->supernode_count();
+  factor::FactorDerivative ldot(symbolic);
+  std::vector<double> full_s, refactor_s;
+  for (int run = 1; run <= options.repeat; ++run) {
+    std::fprintf(stderr, "box %d: refactorization run %d/%d\n", result.cells, run, options.repeat);
+    full_s.push_back(seconds_of([&] {
+      require(ldot.factorize_with_derivative(system.a, system.a_dot, retain), "factorize_with_derivative (retained)");
+    }));
+    refactor_s.push_back(seconds_of([&] {
+      require(ldot.refactorize_with_derivative(changed_entries, changed.a, changed.a_dot, retain),
+              "refactorize_with_derivative");
+    }));
+  }
+  result.full_s = median(full_s);
+  result.refactor_s = median(refactor_s);
+  const factor::DerivativeFactorStats& stats = ldot.stats();
+  result.recomputed_supernodes = stats.recomputed_supernodes;
+  result.flop_fraction = stats.recomputed_flop_fraction;
+  result.retained_bytes = stats.retained_update_bytes;
+  result.retained_derivative_bytes = stats.retained_derivative_update_bytes;
+  factor::FactorDerivative fresh(symbolic);
+  require(fresh.factorize_with_derivative(changed.a, changed.a_dot, {.threads = threads}), "fresh factorize_with_derivative");
+  result.factor_difference = factor::relative_difference(ldot.factor().values(), fresh.factor().values());
+  result.derivative_difference = factor::relative_difference(ldot.derivative_values(), fresh.derivative_values());
+  return result;
+}
+
+void print_refactor_table(const std::vector<RefactorResult>& results, double fraction) {
+  std::printf("\nBall of %.3g of the tets changed in A and Ȧ:\n\n", fraction);
+  std::printf("| box | n | threads | changed tets | recomputed supernodes | flop fraction | L+L̇ retained (s) | "
+              "refactor L+L̇ (s) | ratio refactor / full | retained U (MB) | retained U̇ (MB) | "
+              "L vs fresh | L̇ vs fresh |\n");
+  std::printf("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+  for (const RefactorResult& r : results) {
+    std::printf("| %d³ | %d | %d | %d | %d / %d | %.3f | %.3f | %.3f | %.3f | %.1f | %.1f | %.1e | %.1e |\n", r.cells,
+                r.n, r.threads, r.changed_elements, r.recomputed_supernodes, r.supernodes, r.flop_fraction,
+                r.full_s, r.refactor_s, r.refactor_s / r.full_s, r.retained_bytes / 1e6,
+                r.retained_derivative_bytes / 1e6, r.factor_difference, r.derivative_difference);
+  }
+}
+
 void print_table(const std::vector<BoxResult>& results) {
   std::printf("| box | n | nnz(L) | threads | L (s) | L+L̇ (s) | ratio L+L̇ / L | forward FD (s) | "
               "ratio L+L̇ / forward | central FD (s) | flops L̇ / L | L̇ kernel time share | "
@@ -223,8 +327,18 @@ int main(int argc, char** argv) {
   try {
     const Options options = parse_options(argc, argv);
     std::vector<BoxResult> results;
-    for (Index cells : options.boxes) results.push_back(run_box(cells, options));
+    std::vector<RefactorResult> refactor_results;
+    for (Index cells : options.boxes) {
+      std::fprintf(stderr, "box %d: assembling A and Ȧ...\n", cells);
+      const BoxSystem system = box_system(cells);
+      factor::AnalyzeOptions analyze_options;
+      analyze_options.dofs_per_node = 3;
+      const auto symbolic = factor::analyze(system.a, analyze_options);
+      results.push_back(run_box(cells, system, symbolic, options));
+      if (options.refactor_fraction > 0.0) refactor_results.push_back(run_refactor(system, symbolic, options));
+    }
     print_table(results);
+    if (!refactor_results.empty()) print_refactor_table(refactor_results, options.refactor_fraction);
     return 0;
   } catch (const std::exception& error) {
     std::fprintf(stderr, "bench_factor_derivative: %s\n", error.what());

@@ -94,26 +94,34 @@ Factor& Factor::operator=(Factor&&) noexcept = default;
 const FactorStatus& Factor::factorize(const linalg::SymmetricCscMatrix& a,
                                       const FactorOptions& options) {
   const auto start = Clock::now();
-  const Symbolic& sym = *symbolic_;
   stats_ = {};
   if (!accept_matrix(a, options.check_finite)) return status_;
+  compute_all_supernodes(a, options, {});
+  finish_timing(start);
+  return status_;
+}
 
-  const int threads = resolve_threads(options.threads);
+std::vector<double> Factor::compute_all_supernodes(const linalg::SymmetricCscMatrix& a,
+                                                   const FactorOptions& options,
+                                                   const SupernodeFollowUp& follow_up) {
+  const Symbolic& sym = *symbolic_;
   values_.resize(static_cast<std::size_t>(sym.factor_value_count()));
   stale_.assign(static_cast<std::size_t>(sym.supernode_count()), 1);
-  // Retained blocks of an earlier factorization are reused in place (same sizes).
-  if (!options.retain_update_blocks) retained_.reset();
-  if (options.retain_update_blocks && !retained_) retained_ = std::make_unique<UpdateBlockStore>(sym.supernode_count());
+  UpdateBlockStore transient(sym.supernode_count());
+  UpdateBlockStore& updates =
+      update_blocks_for_call(retained_, options.retain_update_blocks, transient, sym.supernode_count());
   keeps_block_ = retained_ ? retained_update_blocks(sym, options.retain_min_flops_per_entry) : std::vector<char>{};
-  UpdateBlockStore transient(retained_ ? 0 : sym.supernode_count());
-  UpdateBlockStore& updates = retained_ ? *retained_ : transient;
+  std::vector<double> seconds =
+      compute_supernodes(a, {}, resolve_threads(options.threads), updates, keeps_block_, follow_up);
   // seed 000 §4.4: the time of every supernode in the full factorization is its cost.
-  cost_model_ = SupernodeCostModel(compute_supernodes(a, {}, threads, updates, keeps_block_));
+  cost_model_ = SupernodeCostModel(seconds);
+  stats_.peak_update_bytes = updates.peak_bytes();
+  return seconds;
+}
 
+void Factor::finish_timing(Clock::time_point start) {
   stats_.seconds = std::chrono::duration<double>(Clock::now() - start).count();
   stats_.gflops = stats_.seconds > 0 ? stats_.flops / stats_.seconds * 1e-9 : 0.0;
-  stats_.peak_update_bytes = updates.peak_bytes();
-  return status_;
 }
 
 bool Factor::accept_matrix(const linalg::SymmetricCscMatrix& a, bool check_finite) {
@@ -123,7 +131,8 @@ bool Factor::accept_matrix(const linalg::SymmetricCscMatrix& a, bool check_finit
 
 std::vector<double> Factor::compute_supernodes(const linalg::SymmetricCscMatrix& a,
                                                std::span<const char> active, int threads,
-                                               UpdateBlockStore& updates, std::span<const char> keep_block) {
+                                               UpdateBlockStore& updates, std::span<const char> keep_block,
+                                               const SupernodeFollowUp& follow_up) {
   const Symbolic& sym = *symbolic_;
   std::vector<double> cost(static_cast<std::size_t>(sym.supernode_count()));
   for (Index s = 0; s < sym.supernode_count(); ++s) cost[s] = sym.supernode_flops(s);
@@ -137,11 +146,10 @@ std::vector<double> Factor::compute_supernodes(const linalg::SymmetricCscMatrix&
   }
   run_tree_schedule(sym, schedule, threads, [&](Index s) {
     const auto supernode_start = Clock::now();
-    failing_column[s] = compute_supernode(sym, s, a.lower.values, values_, updates, keep_block.empty());
-    for (Index c : sym.children(s)) {
-      if (!keep_block.empty() && !keep_block[c]) updates.release(c);
-    }
+    failing_column[s] = compute_supernode(sym, s, a.lower.values, values_, updates, false);
+    release_consumed_children(sym, s, keep_block, updates);
     seconds[s] = std::chrono::duration<double>(Clock::now() - supernode_start).count();
+    if (failing_column[s] == 0 && follow_up) follow_up(s);
     stale_[s] = failing_column[s] == 0 ? 0 : 1;
     return failing_column[s] == 0;
   }, active);

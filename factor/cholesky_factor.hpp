@@ -12,7 +12,9 @@
 // them, or kept with FactorOptions::retain_update_blocks so that refactorize() can restart
 // the factorization at any supernode (seed 000 §4.3). Supernodes run tree-parallel
 // (tree_scheduler.hpp).
+#include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <vector>
@@ -94,6 +96,7 @@ class Factor {
   /// uncomputed by an earlier failure are recomputed, from A's columns plus the children's
   /// update blocks (retained ones for unchanged children, fresh ones for recomputed
   /// children), in postorder and tree-parallel. The result equals factorize(a) to rounding.
+  /// A rejected `a` (bad values) leaves the marked supernodes to the next call.
   /// Throws std::logic_error unless a factorize with retain_update_blocks came first;
   /// `options.retain_update_blocks` is ignored (the blocks stay retained).
   const FactorStatus& refactorize(const ChangedEntries& changed, const linalg::SymmetricCscMatrix& a,
@@ -117,7 +120,10 @@ class Factor {
 
   /// Solves A·x = b in place (user numbering). Throws std::logic_error if not factored.
   void solve(std::span<double> b) const;
-  /// Solves A·X = B in place for every column of B (n rows, any number of columns).
+  /// Solves A·X = B in place for every column of B (n rows, any number of columns). Columns are
+  /// solved together, up to four per pass over L, so 3 columns (x, y, z of seed 003) cost far
+  /// less than 3 single solves. AVX2 kernels are used where the CPU has them; setting the
+  /// environment variable CHOLSIM_SOLVE_BASELINE forces the SSE2 ones (supernodal_solve.cpp).
   void solve(linalg::DenseView b) const;
   /// Solves A·x = b with iterative refinement against `a` until the relative residual drops
   /// below `tolerance` or `max_steps` corrections were applied.
@@ -142,13 +148,37 @@ class Factor {
   void require_factored(const char* operation) const;
   // Checks `a` against the analysis (size, pattern, optionally finiteness) into status_.
   bool accept_matrix(const linalg::SymmetricCscMatrix& a, bool check_finite);
-  // The step factorize and refactorize share: computes the supernodes in `active` (all when
-  // empty) into values_ with `updates`, times each for the cost model, tracks stale_ and
-  // sets status_ from the first failing pivot in elimination order. Returns the seconds of
-  // each computed supernode (0 for the others).
+  // Runs on supernode s's task right after L's block of s was computed successfully: the
+  // derivative factorization computes L̇'s block of s there, on L's tree schedule.
+  using SupernodeFollowUp = std::function<void(Index)>;
+  // The step every (re)factorization shares: computes the supernodes in `active` (all when
+  // empty) into values_ with `updates`, running `follow_up` (if any) after each, times each
+  // L step for the cost model, tracks stale_ and sets status_ from the first failing pivot
+  // in elimination order. Returns the seconds of each computed L step (0 for the others).
   // Blocks of children not in `keep_block` are freed once consumed (all when it is empty).
   std::vector<double> compute_supernodes(const linalg::SymmetricCscMatrix& a, std::span<const char> active,
-                                         int threads, UpdateBlockStore& updates, std::span<const char> keep_block);
+                                         int threads, UpdateBlockStore& updates, std::span<const char> keep_block,
+                                         const SupernodeFollowUp& follow_up);
+  // factorize (and factorize_with_derivative) after the checks: sets up values_, stale_ and
+  // the retained blocks for `options`, computes every supernode and starts the cost model.
+  std::vector<double> compute_all_supernodes(const linalg::SymmetricCscMatrix& a, const FactorOptions& options,
+                                             const SupernodeFollowUp& follow_up);
+  // refactorize (and refactorize_with_derivative) before the checks: throws naming
+  // `operation` unless blocks are retained, resets stats_ and returns the supernodes to
+  // recompute, marked stale until recomputed so that a rejected matrix loses no change.
+  std::vector<char> begin_refactorization(const ChangedEntries& changed, const char* operation);
+  // refactorize after the checks: recomputes the `marked` supernodes (none when none is
+  // marked) from the retained blocks and refines the cost model with their times.
+  std::vector<double> recompute_marked(const linalg::SymmetricCscMatrix& a, std::span<const char> marked,
+                                       int threads, const SupernodeFollowUp& follow_up);
+  // The wall time since `start` and the rate into stats_.
+  void finish_timing(std::chrono::steady_clock::time_point start);
+  // The substitutions on right-hand sides in elimination numbering, interleaved: row i's
+  // `count` values at rhs[i·count, i·count + count) (supernodal_solve.cpp says why). `work`
+  // holds largest_front · count values.
+  void forward_substitution(double* rhs, Index count, std::span<double> work) const;
+  void backward_substitution(double* rhs, Index count, std::span<double> work) const;
+  // The same on column-major Y (n × count, elimination numbering), for the Schur solve phases.
   void forward_substitution(linalg::DenseView y) const;
   void backward_substitution(linalg::DenseView y) const;
 

@@ -115,7 +115,7 @@ double compute_supernode_derivative(const Symbolic& symbolic, Index s,
                                     std::span<const double> a_derivative_values,
                                     std::span<const double> factor_values,
                                     std::span<double> derivative_values,
-                                    UpdateBlockStore& derivative_updates, bool release_children) {
+                                    UpdateBlockStore& derivative_updates) {
   const Index k = symbolic.column_count(s);
   const Index m = symbolic.row_count(s);
   const Index update_size = m - k;
@@ -134,9 +134,6 @@ double compute_supernode_derivative(const Symbolic& symbolic, Index s,
                          update, layout);
     flops += 2.0 * update_size * static_cast<double>(update_size) * k;
     extend_add_children_below(symbolic, s, derivative_updates, splits, update);
-  }
-  if (release_children) {
-    for (Index child : symbolic.children(s)) derivative_updates.release(child);
   }
   return flops;
 }

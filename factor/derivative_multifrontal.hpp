@@ -33,12 +33,12 @@ double differentiate_front(linalg::ConstDenseView factor, linalg::DenseView fron
 /// `factor_values`: assembles Ḟ from Ȧ's values (`a_derivative_values`, the analysed pattern's
 /// order) and the children's derivative update blocks in `derivative_updates`, writes L̇'s
 /// block of s at symbolic.value_offset(s) in `derivative_values` and U̇ of s into
-/// `derivative_updates`. With `release_children`, the children's U̇ are freed once consumed.
-/// Returns the flops of the derivative kernels.
+/// `derivative_updates`; the children's U̇ stay (the caller frees them by its retention policy,
+/// update_block_retention.hpp). Returns the flops of the derivative kernels.
 double compute_supernode_derivative(const Symbolic& symbolic, Index s,
                                     std::span<const double> a_derivative_values,
                                     std::span<const double> factor_values,
                                     std::span<double> derivative_values,
-                                    UpdateBlockStore& derivative_updates, bool release_children);
+                                    UpdateBlockStore& derivative_updates);
 
 }  // namespace cholsim::factor

@@ -8,7 +8,7 @@
 
 #include "factor/derivative_multifrontal.hpp"
 #include "factor/multifrontal.hpp"
-#include "factor/tree_scheduler.hpp"
+#include "factor/update_block_retention.hpp"
 #include "linalg/blas.hpp"
 #include "linalg/blas_threads.hpp"
 
@@ -41,76 +41,97 @@ linalg::SymmetricCscMatrix shifted(const linalg::SymmetricCscMatrix& a,
 
 FactorDerivative::FactorDerivative(std::shared_ptr<const Symbolic> symbolic) : factor_(std::move(symbolic)) {}
 
+FactorDerivative::~FactorDerivative() = default;
+FactorDerivative::FactorDerivative(FactorDerivative&&) noexcept = default;
+FactorDerivative& FactorDerivative::operator=(FactorDerivative&&) noexcept = default;
+
 const FactorStatus& FactorDerivative::factorize_with_derivative(
     const linalg::SymmetricCscMatrix& a, const linalg::SymmetricCscMatrix& a_derivative,
     const FactorOptions& options) {
   const auto start = Clock::now();
-  const Symbolic& sym = factor_.symbolic();
-  FactorStatus& status = factor_.status_;
+  if (!accept_matrices(a, a_derivative, options.check_finite)) return status();
+  const Index count = symbolic().supernode_count();
+  derivative_.resize(static_cast<std::size_t>(symbolic().factor_value_count()));
+  // U̇ is kept exactly when U is, and released by the same policy (derivative_step).
+  UpdateBlockStore transient(count);
+  UpdateBlockStore& derivative_updates =
+      update_blocks_for_call(retained_derivative_, options.retain_update_blocks, transient, count);
+  DerivativeWork work(count);
+  // L̇ costs about twice L in every supernode, so L's flops still balance the schedule.
+  const std::vector<double> factor_seconds =
+      factor_.compute_all_supernodes(a, options, derivative_step(a_derivative, derivative_updates, work));
+  finish_stats(start, factor_seconds, derivative_updates, work);
+  return status();
+}
+
+const FactorStatus& FactorDerivative::refactorize_with_derivative(const ChangedEntries& changed,
+                                                                  const linalg::SymmetricCscMatrix& a,
+                                                                  const linalg::SymmetricCscMatrix& a_derivative,
+                                                                  const FactorOptions& options) {
+  const auto start = Clock::now();
+  // The supernodes holding a changed entry of A or Ȧ need both L and L̇ again; L̇'s step reads
+  // L's block of its own supernode only, so L's recomputed set serves both.
+  const std::vector<char> marked = factor_.begin_refactorization(changed, "refactorize_with_derivative");
+  if (!accept_matrices(a, a_derivative, options.check_finite)) return status();
+  const Index count = symbolic().supernode_count();
+  DerivativeWork work(count);
+  const int threads = options.threads > 0 ? options.threads : linalg::hardware_threads();
+  const std::vector<double> factor_seconds =
+      factor_.recompute_marked(a, marked, threads, derivative_step(a_derivative, *retained_derivative_, work));
+  finish_stats(start, factor_seconds, *retained_derivative_, work);
+  return status();
+}
+
+bool FactorDerivative::accept_matrices(const linalg::SymmetricCscMatrix& a,
+                                       const linalg::SymmetricCscMatrix& a_derivative, bool check_finite) {
   stats_ = {};
   factor_.stats_ = {};
-  status = check_matrix(sym, a, options.check_finite);
-  if (!status.ok()) return status;
-  status = check_matrix(sym, a_derivative, options.check_finite);
-  if (!status.ok()) {
-    status.message = "derivative: " + status.message;
-    return status;
-  }
+  FactorStatus& status = factor_.status_;
+  status = check_matrix(symbolic(), a, check_finite);
+  if (!status.ok()) return false;
+  status = check_matrix(symbolic(), a_derivative, check_finite);
+  if (!status.ok()) status.message = "derivative: " + status.message;
+  return status.ok();
+}
 
-  const int threads = options.threads > 0 ? options.threads : linalg::hardware_threads();
-  const Index count = sym.supernode_count();
-  factor_.values_.resize(static_cast<std::size_t>(sym.factor_value_count()));
-  derivative_.resize(static_cast<std::size_t>(sym.factor_value_count()));
-  // L̇ costs about twice L in every supernode, so L's flops still balance the schedule.
-  std::vector<double> cost(static_cast<std::size_t>(count));
-  for (Index s = 0; s < count; ++s) cost[s] = sym.supernode_flops(s);
-  const TreeSchedule schedule = plan_tree_schedule(sym, cost, threads);
-
-  UpdateBlockStore updates(count);
-  UpdateBlockStore derivative_updates(count);
-  std::vector<int> failing_column(static_cast<std::size_t>(count), 0);
-  std::vector<double> factor_seconds(static_cast<std::size_t>(count), 0.0);
-  std::vector<double> derivative_seconds(static_cast<std::size_t>(count), 0.0);
-  std::vector<double> derivative_flops(static_cast<std::size_t>(count), 0.0);
-  run_tree_schedule(sym, schedule, threads, [&](Index s) {
-    const auto factor_start = Clock::now();
-    failing_column[s] = compute_supernode(sym, s, a.lower.values, factor_.values_, updates, true);
-    factor_seconds[s] = seconds_since(factor_start);
-    if (failing_column[s] != 0) return false;
+Factor::SupernodeFollowUp FactorDerivative::derivative_step(const linalg::SymmetricCscMatrix& a_derivative,
+                                                            UpdateBlockStore& derivative_updates,
+                                                            DerivativeWork& work) {
+  return [this, a_derivative_values = std::span<const double>(a_derivative.lower.values),
+          updates = &derivative_updates, record = &work](Index s) {
+    const Symbolic& sym = symbolic();
+    const auto start = Clock::now();
     // L̇'s step needs L's block of s and the children's U̇ only (seed 002 app. C.1).
-    const auto derivative_start = Clock::now();
-    derivative_flops[s] = compute_supernode_derivative(sym, s, a_derivative.lower.values,
-                                                       factor_.values_, derivative_,
-                                                       derivative_updates, true);
-    derivative_seconds[s] = seconds_since(derivative_start);
-    return true;
-  });
-  status = first_pivot_failure(sym, failing_column);
+    record->flops[s] = compute_supernode_derivative(sym, s, a_derivative_values, factor_.values_, derivative_,
+                                                    *updates);
+    // U̇ follows U's retention policy, so both stores hold the same supernodes' blocks.
+    release_consumed_children(sym, s, factor_.keeps_block_, *updates);
+    record->seconds[s] = seconds_since(start);
+  };
+}
 
-  for (Index s = 0; s < count; ++s) {
+void FactorDerivative::finish_stats(Clock::time_point start, std::span<const double> factor_seconds,
+                                    const UpdateBlockStore& derivative_updates, const DerivativeWork& work) {
+  const Symbolic& sym = symbolic();
+  for (Index s = 0; s < sym.supernode_count(); ++s) {
     stats_.factor_kernel_seconds += factor_seconds[s];
-    stats_.derivative_kernel_seconds += derivative_seconds[s];
-    stats_.derivative_flops += derivative_flops[s];
+    stats_.derivative_kernel_seconds += work.seconds[s];
+    stats_.derivative_flops += work.flops[s];
   }
-  stats_.seconds = seconds_since(start);
-  stats_.factor_flops = sym.stats().flops;
-  stats_.threads = threads;
+  // L's own statistics, as a plain factorize or refactorize reports them, over the whole call.
+  factor_.finish_timing(start);
+  const FactorStats& factor_stats = factor_.stats_;
+  stats_.seconds = factor_stats.seconds;
+  stats_.factor_flops = factor_stats.flops;
+  stats_.threads = factor_stats.threads;
   stats_.factor_bytes = sym.stats().factor_bytes;
   stats_.derivative_bytes = static_cast<std::int64_t>(derivative_.size() * sizeof(double));
-  stats_.peak_update_bytes = updates.peak_bytes();
+  stats_.peak_update_bytes = factor_stats.peak_update_bytes;
   stats_.peak_derivative_update_bytes = derivative_updates.peak_bytes();
-
-  // L's own statistics, as a plain factorize would report them.
-  FactorStats& factor_stats = factor_.stats_;
-  factor_stats.seconds = stats_.seconds;
-  factor_stats.flops = stats_.factor_flops;
-  factor_stats.gflops = stats_.seconds > 0 ? stats_.factor_flops / stats_.seconds * 1e-9 : 0.0;
-  factor_stats.threads = threads;
-  factor_stats.factor_bytes = stats_.factor_bytes;
-  factor_stats.peak_update_bytes = stats_.peak_update_bytes;
-  factor_stats.parallel_subtrees = static_cast<Index>(schedule.subtree_roots.size());
-  factor_stats.top_supernodes = static_cast<Index>(schedule.top.size());
-  return status;
+  stats_.retained_update_bytes = factor_stats.retained_update_bytes;
+  stats_.retained_derivative_update_bytes = retained_derivative_ ? retained_derivative_->bytes() : 0;
+  stats_.recomputed_supernodes = factor_stats.recomputed_supernodes;
+  stats_.recomputed_flop_fraction = sym.stats().flops > 0 ? factor_stats.recomputed_flops / sym.stats().flops : 0.0;
 }
 
 std::span<const double> FactorDerivative::derivative_values() const {

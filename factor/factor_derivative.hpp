@@ -9,10 +9,19 @@
 //   ldot.factor().solve(b);                       // L as a Factor
 //   ldot.derivative_values();                     // L̇, laid out like factor().values()
 //
+// With FactorOptions::retain_update_blocks, the update blocks of L (U) and of L̇ (U̇) are both
+// kept, by the same retention policy, and refactorize_with_derivative restarts the pair at the
+// supernodes a change of A or Ȧ touches (seed 000 §4.3, with seed 002 app. C.1's kernels):
+//
+//   ldot.factorize_with_derivative(A, A_dot, {.retain_update_blocks = true});
+//   ... change some entries of A and/or Ȧ ...
+//   ldot.refactorize_with_derivative(factor::ChangedEntries::columns(cols), A, A_dot);
+//
 // The analytic route carries the derivative front through the same extend-add as L
 // (derivative_multifrontal.hpp), supernode by supernode on the same tree schedule. The
 // finite-difference routes of thesis eq. 5.8 factor A + εȦ (and A or A − εȦ) on the same
 // symbolic analysis and serve as the baseline the thesis used instead (§5.4.2.2).
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <span>
@@ -38,20 +47,50 @@ struct DerivativeFactorStats {
   std::int64_t derivative_bytes = 0;         ///< L̇'s values (same layout, same size)
   std::int64_t peak_update_bytes = 0;        ///< most bytes in L's update blocks at once
   std::int64_t peak_derivative_update_bytes = 0;  ///< most bytes in the U̇ blocks at once
+  /// Update blocks kept for refactorize_with_derivative (0 if not retained): L's U and L̇'s
+  /// U̇, the same supernodes' blocks in the same layout.
+  std::int64_t retained_update_bytes = 0;
+  std::int64_t retained_derivative_update_bytes = 0;
+  /// Supernodes this call computed (all for factorize_with_derivative), and their share of
+  /// L's flops; factor_flops and derivative_flops count only these supernodes.
+  Index recomputed_supernodes = 0;
+  double recomputed_flop_fraction = 0.0;
 };
 
 class FactorDerivative {
  public:
   explicit FactorDerivative(std::shared_ptr<const Symbolic> symbolic);
+  ~FactorDerivative();
+  FactorDerivative(FactorDerivative&&) noexcept;
+  FactorDerivative& operator=(FactorDerivative&&) noexcept;
 
   /// L and L̇ of `a` with derivative `a_derivative`; both must have the analysed pattern (Ȧ's
   /// explicit zeros included). Repeatable with new values. Returns the status (kept in
   /// status()): a failing pivot of A names its column (user numbering); a size, pattern or
   /// NaN/Inf problem in Ȧ is reported like one in A, its message starting "derivative: ".
-  /// Never throws for bad values.
+  /// Never throws for bad values. With options.retain_update_blocks, U and U̇ are kept (by
+  /// options.retain_min_flops_per_entry, the same blocks for both) for
+  /// refactorize_with_derivative.
   const FactorStatus& factorize_with_derivative(const linalg::SymmetricCscMatrix& a,
                                                 const linalg::SymmetricCscMatrix& a_derivative,
                                                 const FactorOptions& options = {});
+
+  /// Incremental refactorization of L and L̇ together (seed 000 §4.3): `a` and `a_derivative`
+  /// hold the new values, `changed` every entry changed in either since the last call. The
+  /// supernodes Factor::refactorize would recompute for `changed` (factor().
+  /// supernodes_to_recompute) are recomputed, each front assembled from A and Ȧ plus the U
+  /// and U̇ of its children (retained ones for unchanged children, fresh ones for recomputed
+  /// children), on the same tree schedule. The result equals factorize_with_derivative(a,
+  /// a_derivative) to rounding. Status and errors as for factorize_with_derivative; a rejected
+  /// matrix leaves the marked supernodes to the next call. Throws std::logic_error unless a
+  /// factorize_with_derivative with retain_update_blocks came first;
+  /// `options.retain_update_blocks` is ignored (the blocks stay retained).
+  const FactorStatus& refactorize_with_derivative(const ChangedEntries& changed,
+                                                  const linalg::SymmetricCscMatrix& a,
+                                                  const linalg::SymmetricCscMatrix& a_derivative,
+                                                  const FactorOptions& options = {});
+  /// True after a factorize_with_derivative with retain_update_blocks.
+  [[nodiscard]] bool retains_update_blocks() const { return factor_.retains_update_blocks(); }
 
   [[nodiscard]] const FactorStatus& status() const { return factor_.status(); }
   [[nodiscard]] bool ok() const { return factor_.ok(); }
@@ -66,8 +105,32 @@ class FactorDerivative {
   [[nodiscard]] const DerivativeFactorStats& stats() const { return stats_; }
 
  private:
+  // Per-supernode time and flops of the L̇ steps of one call.
+  struct DerivativeWork {
+    explicit DerivativeWork(Index supernodes)
+        : seconds(static_cast<std::size_t>(supernodes), 0.0), flops(static_cast<std::size_t>(supernodes), 0.0) {}
+    std::vector<double> seconds;
+    std::vector<double> flops;
+  };
+
+  // Resets the statistics and checks `a` and `a_derivative` into the status (Ȧ's problems
+  // prefixed "derivative: ").
+  bool accept_matrices(const linalg::SymmetricCscMatrix& a, const linalg::SymmetricCscMatrix& a_derivative,
+                       bool check_finite);
+  // L̇'s step for each supernode, run on L's schedule right after L's (seed 002 app. C.1):
+  // fronts from Ȧ and the children's U̇ in `derivative_updates`, freed by L's retention policy.
+  Factor::SupernodeFollowUp derivative_step(const linalg::SymmetricCscMatrix& a_derivative,
+                                            UpdateBlockStore& derivative_updates, DerivativeWork& work);
+  // The statistics of a call that started at `start`, from L's (factor_.stats()), L's kernel
+  // times `factor_seconds` and the L̇ steps' `work`.
+  void finish_stats(std::chrono::steady_clock::time_point start, std::span<const double> factor_seconds,
+                    const UpdateBlockStore& derivative_updates, const DerivativeWork& work);
+
   Factor factor_;
   std::vector<double> derivative_;
+  /// L̇'s update blocks U̇, kept next to factor_'s U (the same supernodes) when retained; null
+  /// exactly when factor_ retains none.
+  std::unique_ptr<UpdateBlockStore> retained_derivative_;
   DerivativeFactorStats stats_;
 };
 

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <chrono>
 #include <stdexcept>
+#include <string>
 
 #include "factor/cholesky_factor.hpp"
 #include "factor/multifrontal.hpp"
@@ -30,30 +31,41 @@ std::vector<double> Factor::scheduling_costs() const {
 const FactorStatus& Factor::refactorize(const ChangedEntries& changed, const linalg::SymmetricCscMatrix& a,
                                         const FactorOptions& options) {
   const auto start = std::chrono::steady_clock::now();
-  if (!retained_) {
-    throw std::logic_error(
-        "refactorize: this factor keeps no update blocks; call factorize with "
-        "FactorOptions::retain_update_blocks = true first");
-  }
-  const Symbolic& sym = *symbolic_;
-  const std::vector<char> marked = supernodes_to_recompute(changed);
-
-  stats_ = {};
+  const std::vector<char> marked = begin_refactorization(changed, "refactorize");
   if (!accept_matrix(a, options.check_finite)) return status_;
-  stats_.threads = options.threads > 0 ? options.threads : linalg::hardware_threads();
-  stats_.factor_bytes = sym.stats().factor_bytes;
-  stats_.retained_update_bytes = retained_->bytes();
+  recompute_marked(a, marked, options.threads > 0 ? options.threads : linalg::hardware_threads(), {});
+  finish_timing(start);
+  return status_;
+}
+
+std::vector<char> Factor::begin_refactorization(const ChangedEntries& changed, const char* operation) {
+  if (!retained_) {
+    throw std::logic_error(std::string(operation) +
+                           ": this factor keeps no update blocks; call the factorization with "
+                           "FactorOptions::retain_update_blocks = true first");
+  }
+  std::vector<char> marked = supernodes_to_recompute(changed);
+  for (std::size_t s = 0; s < marked.size(); ++s) stale_[s] = stale_[s] || marked[s];
+  stats_ = {};
+  return marked;
+}
+
+std::vector<double> Factor::recompute_marked(const linalg::SymmetricCscMatrix& a, std::span<const char> marked,
+                                             int threads, const SupernodeFollowUp& follow_up) {
+  const Symbolic& sym = *symbolic_;
+  std::vector<double> seconds(static_cast<std::size_t>(sym.supernode_count()), 0.0);
   // An empty `active` span would mean "every supernode": run only when something is marked.
   if (std::find(marked.begin(), marked.end(), 1) != marked.end()) {
-    const std::vector<double> seconds = compute_supernodes(a, marked, stats_.threads, *retained_, keeps_block_);
+    seconds = compute_supernodes(a, marked, threads, *retained_, keeps_block_, follow_up);
     for (Index s = 0; s < sym.supernode_count(); ++s) {
       if (marked[s] && !stale_[s]) cost_model_.refine(s, seconds[s]);  // seed 000 §4.4: EWMA
     }
   }
-  stats_.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  stats_.gflops = stats_.seconds > 0 ? stats_.flops / stats_.seconds * 1e-9 : 0.0;
+  stats_.threads = threads;
+  stats_.factor_bytes = sym.stats().factor_bytes;
+  stats_.retained_update_bytes = retained_->bytes();
   stats_.peak_update_bytes = retained_->peak_bytes();
-  return status_;
+  return seconds;
 }
 
 }  // namespace cholsim::factor

@@ -17,6 +17,23 @@ std::vector<char> retained_update_blocks(const Symbolic& symbolic, double min_fl
   return kept;
 }
 
+UpdateBlockStore& update_blocks_for_call(std::unique_ptr<UpdateBlockStore>& retained, bool retain,
+                                         UpdateBlockStore& transient, Index supernodes) {
+  if (!retain) {
+    retained.reset();
+    return transient;
+  }
+  if (!retained) retained = std::make_unique<UpdateBlockStore>(supernodes);
+  return *retained;
+}
+
+void release_consumed_children(const Symbolic& symbolic, Index s, std::span<const char> kept,
+                               UpdateBlockStore& updates) {
+  for (Index c : symbolic.children(s)) {
+    if (kept.empty() || !kept[c]) updates.release(c);
+  }
+}
+
 void add_unretained_children(const Symbolic& symbolic, std::span<const char> kept, std::span<char> marked) {
   for (Index s = symbolic.supernode_count() - 1; s >= 0; --s) {  // parents before children
     if (!marked[s]) continue;

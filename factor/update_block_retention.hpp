@@ -6,6 +6,7 @@
 // that recompute in few flops per stored entry. Those are not kept: when the parent of such a
 // subtree is recomputed, the subtree is recomputed with it from A (its leaves need no
 // blocks). The result is unchanged; the trade is memory for a little extra work.
+#include <memory>
 #include <span>
 #include <vector>
 
@@ -13,9 +14,23 @@
 
 namespace cholsim::factor {
 
+class UpdateBlockStore;
+
 /// kept[s] = 1 when s has an update block and its subtree's factorization flops are at least
 /// `min_flops_per_entry` per entry of that block (packed lower triangle). 0 keeps every block.
 std::vector<char> retained_update_blocks(const Symbolic& symbolic, double min_flops_per_entry);
+
+/// The store one factorization call computes its update blocks in. With `retain`: `retained`,
+/// created (for `supernodes` supernodes) on first use and then reused in place (a supernode's
+/// block size never changes), so that a later refactorization can read it; without:
+/// `retained` is dropped and the call uses `transient`, which lives only as long as the call.
+UpdateBlockStore& update_blocks_for_call(std::unique_ptr<UpdateBlockStore>& retained, bool retain,
+                                         UpdateBlockStore& transient, Index supernodes);
+
+/// Frees the blocks of s's children once s has assembled them: those whose block is not kept,
+/// and every one when `kept` is empty (no block is retained).
+void release_consumed_children(const Symbolic& symbolic, Index s, std::span<const char> kept,
+                               UpdateBlockStore& updates);
 
 /// Adds to a `marked` set (closed under ancestors) every supernode whose block is not kept
 /// and whose parent is marked, recursively: the parent needs that block, so it is recomputed.
