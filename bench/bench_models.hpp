@@ -3,7 +3,9 @@
 // tetrahedralized by Debian's `tetgen` near a requested tet count.
 #include <cmath>
 #include <cstdio>
+#include <array>
 #include <filesystem>
+#include <map>
 #include <string>
 
 #include "fem/mesh_io.hpp"
@@ -11,6 +13,16 @@
 #include "fem/tetgen.hpp"
 
 namespace cholsim::bench {
+
+/// Cells (x, y, z) of the 3:1:1 bars standing in for seed 003 Table 1's armadillo resolutions
+/// (structured Kuhn boxes: 6 tets per cell).
+inline const std::map<std::string, std::array<linalg::Index, 3>> opsplit_bar_cells = {
+    {"6k", {21, 7, 7}},      // 6,174 tets
+    {"16k", {30, 10, 9}},    // 16,200 tets
+    {"55k", {45, 15, 14}},   // 56,700 tets
+    {"170k", {66, 21, 21}},  // 174,636 tets
+    {"330k", {81, 26, 26}},  // 328,536 tets
+};
 
 /// A surface model and how to mesh it near a tet count: below 15K tets with
 /// `small_switches`, above with `-pq1.414a<bound>`, the volume bound following the power law

@@ -35,6 +35,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/bench_models.hpp"
 #include "fem/corotational_simulation.hpp"
 #include "fem/elastic_body.hpp"
 #include "fem/fixed_corotated_newton.hpp"
@@ -47,13 +48,7 @@ using cholsim::linalg::Index;
 namespace fem = cholsim::fem;
 
 /// Cells (nx, ny, nz) of the bars standing in for seed 003's armadillo resolutions.
-const std::map<std::string, std::array<Index, 3>> kMeshSizes = {
-    {"6k", {21, 7, 7}},       // 6,174 tets
-    {"16k", {30, 10, 9}},     // 16,200 tets
-    {"55k", {45, 15, 14}},    // 56,700 tets
-    {"170k", {66, 21, 21}},   // 174,636 tets
-    {"330k", {81, 26, 26}},   // 328,536 tets
-};
+const auto& kMeshSizes = cholsim::bench::opsplit_bar_cells;
 const std::vector<std::string> kSizeOrder = {"6k", "16k", "55k", "170k", "330k"};
 
 struct Settings {

@@ -43,6 +43,18 @@ TEST(NodeRotations, SymmetricEigen4SolvesTheEigenproblem) {
   }
 }
 
+// S = Σ_j p_j·q_jᵀ over node i's one-ring: rest offsets p, current offsets q.
+Mat3 one_ring_covariance(const NodeRotationFitter& fitter, const std::vector<double>& rest,
+                         const std::vector<double>& current, Index i) {
+  const auto ii = static_cast<std::size_t>(i);
+  Mat3 covariance = Mat3::zero();
+  for (const Index j : fitter.neighbours(i)) {
+    const auto jj = static_cast<std::size_t>(j);
+    covariance += linalg::outer(test::node(rest, jj) - test::node(rest, ii), test::node(current, jj) - test::node(current, ii));
+  }
+  return covariance;
+}
+
 TEST(NodeRotations, RigidlyRotatedMeshGivesThatRotationAtEveryNode) {
   const TetMesh mesh = linalg::structured_tet_box(3, 2, 2, 0.1);
   const NodeRotationFitter fitter(mesh);
@@ -70,13 +82,8 @@ TEST(NodeRotations, HornMatchesThePolarRotationOfTheCovariance) {
   std::vector<Mat3> rotations(static_cast<std::size_t>(mesh.node_count()));
   fitter.fit(mesh.positions, deformed, rotations, 1);
   for (Index i = 0; i < mesh.node_count(); ++i) {
-    Mat3 covariance = Mat3::zero();
     const auto ii = static_cast<std::size_t>(i);
-    for (const Index j : fitter.neighbours(i)) {
-      const auto jj = static_cast<std::size_t>(j);
-      covariance += linalg::outer(test::node(mesh.positions, jj) - test::node(mesh.positions, ii),
-                                  test::node(deformed, jj) - test::node(deformed, ii));
-    }
+    const Mat3 covariance = one_ring_covariance(fitter, mesh.positions, deformed, i);
     EXPECT_LT(linalg::rotation_distance(rotations[ii], linalg::polar_rotation(linalg::transpose(covariance))), 1e-10);
   }
 }
@@ -100,12 +107,7 @@ TEST(NodeRotations, WarmStartedFitAgreesWithHornFromAnyStart) {
   for (std::vector<Mat3>& rotations : starts) {
     fitter.fit(mesh.positions, deformed, rotations, 2);
     for (std::size_t i = 0; i < nodes; ++i) {
-      Mat3 covariance = Mat3::zero();
-      for (const Index j : fitter.neighbours(static_cast<Index>(i))) {
-        const auto jj = static_cast<std::size_t>(j);
-        covariance += linalg::outer(test::node(mesh.positions, jj) - test::node(mesh.positions, i),
-                                    test::node(deformed, jj) - test::node(deformed, i));
-      }
+      const Mat3 covariance = one_ring_covariance(fitter, mesh.positions, deformed, static_cast<Index>(i));
       EXPECT_LT(linalg::rotation_distance(rotations[i], linalg::to_rotation_matrix(horn_rotation(covariance))), 1e-10)
           << "node " << i;
     }
