@@ -10,6 +10,9 @@
 // a 0.8 m radius); without tetgen or the data, a procedural ball of the same size. ρ = 1000,
 // ν = 0.4, dropped from --drop-height.
 //
+// The exact run and the warp-canceling runs are stepped in lockstep, one frame each per round,
+// so a drift of the machine's speed reaches them alike; CG runs alone afterwards (it can be
+// cut at a time limit) against the stored exact trajectory.
 // Reported per method: the mean per-frame step time (wall clock, and the process's CPU time,
 // which on a shared machine measures the work far more steadily — compare CPU times with
 // --threads 1) and its ratio to exact, CG iterations,
@@ -24,7 +27,9 @@
 #include <cstdlib>
 #include <filesystem>
 #include <limits>
+#include <memory>
 #include <optional>
+#include <span>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -185,70 +190,116 @@ struct RunResult {
   fem::FactorSummary factor;     ///< after the last frame (direct methods)
   double max_deviation = 0.0;   ///< relative to the model's longest side
   double mean_deviation = 0.0;
-  std::vector<std::vector<double>> trajectory;  ///< positions per frame (the exact run only)
 };
 
-/// Runs one method; when `reference` holds the exact run's trajectory, measures the deviation
-/// from it frame by frame instead of storing its own.
-RunResult run_method(const fem::ElasticBody& body, const std::string& method, const Options& options,
-                     const RunResult* reference) {
-  RunResult result;
-  result.method = method;
-  const Clock::time_point setup_start = Clock::now();
-  fem::CorotationalSimulation simulation(body, method_options(method, options.threads));
-  result.setup_seconds = seconds_since(setup_start);
+/// One method's simulation, stepped frame by frame and measured: wall and CPU time per step,
+/// CG iterations, updated elements, Table II phases, and the deviation of its positions from
+/// a reference (the exact run's positions of the same frame).
+class MethodRun {
+ public:
+  MethodRun(const fem::ElasticBody& body, const std::string& method, const Options& options) {
+    result_.method = method;
+    const Clock::time_point setup_start = Clock::now();
+    simulation_ = std::make_unique<fem::CorotationalSimulation>(body, method_options(method, options.threads));
+    result_.setup_seconds = seconds_since(setup_start);
+  }
 
-  double step_seconds = 0.0;
-  double step_cpu_seconds = 0.0;
-  double deviation_sum = 0.0;
-  std::int64_t deviation_count = 0;
-  std::int64_t cg_iterations = 0;
-  double updated_elements = 0.0;
-  const double time_limit = method == "cg" ? options.cg_time_limit : std::numeric_limits<double>::infinity();
-  for (int frame = 0; frame < options.frames && step_seconds < time_limit; ++frame) {
+  /// Steps one frame; `reference`, when given, holds the exact run's positions at this frame.
+  void step(const std::vector<double>* reference) {
     const double cpu_start = process_cpu_seconds();
-    const fem::StepStatistics step = simulation.step();
-    step_cpu_seconds += process_cpu_seconds() - cpu_start;
-    step_seconds += step.timings.total;
-    result.timing_sums += step.timings;
-    result.mean_recomputed_flop_fraction += step.recomputed_flop_fraction;
-    cg_iterations += step.cg_iterations;
-    updated_elements += static_cast<double>(step.updated_elements);
-    ++result.frames_done;
+    const fem::StepStatistics step = simulation_->step();
+    step_cpu_seconds_ += process_cpu_seconds() - cpu_start;
+    step_seconds_ += step.timings.total;
+    result_.timing_sums += step.timings;
+    result_.mean_recomputed_flop_fraction += step.recomputed_flop_fraction;
+    cg_iterations_ += step.cg_iterations;
+    updated_elements_ += static_cast<double>(step.updated_elements);
+    ++result_.frames_done;
     std::fprintf(stderr, "bench_corot:     %s frame %d: %.1f ms, %d elements updated, %.2f of the factorization's flops\n",
-                 method.c_str(), frame + 1, 1e3 * step.timings.total, static_cast<int>(step.updated_elements),
-                 step.recomputed_flop_fraction);
-    const auto positions = simulation.positions();
+                 result_.method.c_str(), result_.frames_done, 1e3 * step.timings.total,
+                 static_cast<int>(step.updated_elements), step.recomputed_flop_fraction);
+    const auto positions = simulation_->positions();
     if (!std::all_of(positions.begin(), positions.end(), [](double x) { return std::isfinite(x); })) {
-      throw std::runtime_error(method + ": the state became non-finite in frame " + std::to_string(frame + 1));
+      throw std::runtime_error(result_.method + ": the state became non-finite in frame " +
+                               std::to_string(result_.frames_done));
     }
-    if (reference == nullptr) {
-      result.trajectory.emplace_back(positions.begin(), positions.end());
-    } else if (static_cast<std::size_t>(frame) < reference->trajectory.size()) {
-      const std::vector<double>& exact = reference->trajectory[static_cast<std::size_t>(frame)];
-      for (std::size_t node = 0; node < exact.size(); node += 3) {
-        const double dx = positions[node] - exact[node];
-        const double dy = positions[node + 1] - exact[node + 1];
-        const double dz = positions[node + 2] - exact[node + 2];
-        const double distance = std::sqrt(dx * dx + dy * dy + dz * dz) / model_longest_side;
-        result.max_deviation = std::max(result.max_deviation, distance);
-        deviation_sum += distance;
-        ++deviation_count;
-      }
+    if (reference != nullptr) add_deviation(positions, *reference);
+  }
+
+  [[nodiscard]] std::span<const double> positions() const { return simulation_->positions(); }
+  [[nodiscard]] double step_seconds() const { return step_seconds_; }
+
+  /// The means over the frames stepped.
+  [[nodiscard]] RunResult finish() {
+    RunResult result = result_;
+    result.factor = simulation_->factor_summary();
+    const double frames = std::max(1, result.frames_done);
+    result.mean_step_seconds = step_seconds_ / frames;
+    result.mean_step_cpu_seconds = step_cpu_seconds_ / frames;
+    result.mean_cg_iterations = static_cast<double>(cg_iterations_) / frames;
+    result.mean_updated_elements = updated_elements_ / frames;
+    result.mean_recomputed_flop_fraction /= frames;
+    result.mean_deviation = deviation_count_ > 0 ? deviation_sum_ / static_cast<double>(deviation_count_) : 0.0;
+    std::fprintf(stderr, "bench_corot:   %-5s %d frames, %.1f ms/frame, %.1f CPU ms/frame (setup %.2f s)\n",
+                 result.method.c_str(), result.frames_done, 1e3 * result.mean_step_seconds,
+                 1e3 * result.mean_step_cpu_seconds, result.setup_seconds);
+    return result;
+  }
+
+ private:
+  void add_deviation(std::span<const double> positions, const std::vector<double>& exact) {
+    for (std::size_t node = 0; node < exact.size(); node += 3) {
+      const double dx = positions[node] - exact[node];
+      const double dy = positions[node + 1] - exact[node + 1];
+      const double dz = positions[node + 2] - exact[node + 2];
+      const double distance = std::sqrt(dx * dx + dy * dy + dz * dz) / model_longest_side;
+      result_.max_deviation = std::max(result_.max_deviation, distance);
+      deviation_sum_ += distance;
+      ++deviation_count_;
     }
   }
-  result.factor = simulation.factor_summary();
-  const double frames = std::max(1, result.frames_done);
-  result.mean_step_seconds = step_seconds / frames;
-  result.mean_step_cpu_seconds = step_cpu_seconds / frames;
-  result.mean_cg_iterations = static_cast<double>(cg_iterations) / frames;
-  result.mean_updated_elements = updated_elements / frames;
-  result.mean_recomputed_flop_fraction /= frames;
-  result.mean_deviation = deviation_count > 0 ? deviation_sum / static_cast<double>(deviation_count) : 0.0;
-  std::fprintf(stderr, "bench_corot:   %-5s %d frames, %.1f ms/frame, %.1f CPU ms/frame (setup %.2f s)\n",
-               method.c_str(), result.frames_done, 1e3 * result.mean_step_seconds, 1e3 * result.mean_step_cpu_seconds,
-               result.setup_seconds);
-  return result;
+
+  RunResult result_;
+  std::unique_ptr<fem::CorotationalSimulation> simulation_;
+  double step_seconds_ = 0.0;
+  double step_cpu_seconds_ = 0.0;
+  double deviation_sum_ = 0.0;
+  std::int64_t deviation_count_ = 0;
+  std::int64_t cg_iterations_ = 0;
+  double updated_elements_ = 0.0;
+};
+
+/// The exact run and the direct methods (warp-canceling with and without budgets) stepped
+/// in lockstep, one frame each per round: a drift of the machine's speed over the run
+/// reaches every method alike, and each compares against the exact positions of the same
+/// frame. The exact trajectory is kept only when CG (run alone afterwards, it may be cut at
+/// its time limit) needs it.
+std::vector<RunResult> run_direct_methods(const fem::ElasticBody& body, const std::vector<std::string>& methods,
+                                          const Options& options, std::vector<std::vector<double>>* exact_trajectory) {
+  MethodRun exact(body, "exact", options);
+  std::vector<MethodRun> others;
+  for (const std::string& method : methods) {
+    if (method != "exact" && method != "cg") others.emplace_back(body, method, options);
+  }
+  for (int frame = 0; frame < options.frames; ++frame) {
+    exact.step(nullptr);
+    const std::vector<double> reference(exact.positions().begin(), exact.positions().end());
+    for (MethodRun& run : others) run.step(&reference);
+    if (exact_trajectory != nullptr) exact_trajectory->push_back(reference);
+  }
+  std::vector<RunResult> results{exact.finish()};
+  for (MethodRun& run : others) results.push_back(run.finish());
+  return results;
+}
+
+/// CG alone, cut at --cg-time-limit seconds of steps, against the stored exact trajectory.
+RunResult run_conjugate_gradient(const fem::ElasticBody& body, const Options& options,
+                                 const std::vector<std::vector<double>>& exact_trajectory) {
+  MethodRun cg(body, "cg", options);
+  for (int frame = 0; frame < options.frames && cg.step_seconds() < options.cg_time_limit; ++frame) {
+    cg.step(&exact_trajectory[static_cast<std::size_t>(frame)]);
+  }
+  return cg.finish();
 }
 
 std::string format(const char* pattern, double value) {
@@ -320,16 +371,17 @@ void run_size(const std::string& model_kind, Index tets, const Options& options)
     material.density = 1000.0;
     const fem::ElasticBody body = fem::make_elastic_body(model.mesh, material, model.description);
     std::fprintf(stderr, "bench_corot: %d tets, E = %.0e\n", model.mesh.tet_count(), youngs);
-    const RunResult exact = run_method(body, "exact", options, nullptr);
+    const bool with_cg = std::find(options.methods.begin(), options.methods.end(), "cg") != options.methods.end();
+    std::vector<std::vector<double>> exact_trajectory;
+    std::vector<RunResult> runs = run_direct_methods(body, options.methods, options, with_cg ? &exact_trajectory : nullptr);
+    if (with_cg) runs.push_back(run_conjugate_gradient(body, options, exact_trajectory));
+    const RunResult& exact = runs.front();
     factor_line = format("nnz(L) %.0f", static_cast<double>(exact.factor.nnz_l)) +
                   format(" (%.0f MB of factor values), ", 1e-6 * static_cast<double>(exact.factor.factor_bytes)) +
                   format("first full factorization %.2f s", exact.factor.full_factor_seconds);
-    for (const std::string& method : options.methods) {
-      if (method == "exact") {
-        print_row(model.mesh, youngs, exact, exact, options.frames);
-        keep_phases(youngs, exact);
-      } else {
-        const RunResult run = run_method(body, method, options, &exact);
+    for (const std::string& method : options.methods) {  // rows in the order asked for
+      for (const RunResult& run : runs) {
+        if (run.method != method) continue;
         print_row(model.mesh, youngs, run, exact, options.frames);
         keep_phases(youngs, run);
       }
