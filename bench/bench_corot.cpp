@@ -81,12 +81,9 @@ using bench::parse_list;
 
 Options parse_options(int argc, char** argv) {
   Options options;
-  for (int i = 1; i < argc; ++i) {
-    const std::string flag = argv[i];
-    auto value = [&]() -> std::string {
-      if (i + 1 >= argc) throw std::invalid_argument(flag + " needs a value");
-      return argv[++i];
-    };
+  for (cholsim::bench::ArgumentCursor arguments(argc, argv); arguments.next();) {
+    const std::string& flag = arguments.flag();
+    const auto value = [&arguments] { return arguments.value(); };
     if (flag == "--help" || flag == "-h") {
       std::fputs(kUsage, stdout);
       std::exit(0);

@@ -39,6 +39,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/bench_arguments.hpp"
 #include "bench/cholmod_reference.hpp"
 #include "factor/cholesky_factor.hpp"
 #include "linalg/blas.hpp"
@@ -101,12 +102,9 @@ int parse_positive(const std::string& flag, const std::string& text) {
 /// Returns nullopt when --help was asked for.
 std::optional<Options> parse_options(int argc, char** argv) {
   Options options;
-  for (int i = 1; i < argc; ++i) {
-    const std::string flag = argv[i];
-    auto value = [&]() -> std::string {
-      if (i + 1 >= argc) throw std::invalid_argument(flag + " needs a value");
-      return argv[++i];
-    };
+  for (cholsim::bench::ArgumentCursor arguments(argc, argv); arguments.next();) {
+    const std::string& flag = arguments.flag();
+    const auto value = [&arguments] { return arguments.value(); };
     if (flag == "--help" || flag == "-h") {
       return std::nullopt;
     } else if (flag == "--box") {

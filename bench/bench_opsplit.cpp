@@ -37,6 +37,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/bench_arguments.hpp"
 #include "bench/bench_models.hpp"
 #include "fem/corotational_simulation.hpp"
 #include "fem/elastic_body.hpp"
@@ -318,12 +319,9 @@ void print_spread(const std::vector<Measurement>& rows) {
 
 Settings parse(int argc, char** argv) {
   Settings s;
-  for (int i = 1; i < argc; ++i) {
-    const std::string arg = argv[i];
-    const auto value = [&]() -> std::string {
-      if (i + 1 >= argc) throw std::invalid_argument(arg + " needs a value");
-      return argv[++i];
-    };
+  for (cholsim::bench::ArgumentCursor arguments(argc, argv); arguments.next();) {
+    const std::string& arg = arguments.flag();
+    const auto value = [&arguments] { return arguments.value(); };
     if (arg == "--sizes") {
       s.sizes.clear();
       std::stringstream list(value());

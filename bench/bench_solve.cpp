@@ -219,12 +219,9 @@ void run_problem(const Problem& problem, const Settings& settings) {
 
 Settings parse(int argc, char** argv) {
   Settings s;
-  for (int i = 1; i < argc; ++i) {
-    const std::string arg = argv[i];
-    const auto value = [&]() -> std::string {
-      if (i + 1 >= argc) throw std::invalid_argument(arg + " needs a value");
-      return argv[++i];
-    };
+  for (cholsim::bench::ArgumentCursor arguments(argc, argv); arguments.next();) {
+    const std::string& arg = arguments.flag();
+    const auto value = [&arguments] { return arguments.value(); };
     if (arg == "--sizes") {
       s.sizes = cholsim::bench::parse_list<std::string>(value());
       for (const std::string& size : s.sizes) {
