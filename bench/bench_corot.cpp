@@ -32,6 +32,7 @@
 #include <span>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "bench/bench_arguments.hpp"
@@ -280,9 +281,9 @@ std::vector<RunResult> run_direct_methods(const fem::ElasticBody& body, const st
   }
   for (int frame = 0; frame < options.frames; ++frame) {
     exact.step(nullptr);
-    const std::vector<double> reference(exact.positions().begin(), exact.positions().end());
+    std::vector<double> reference(exact.positions().begin(), exact.positions().end());
     for (MethodRun& run : others) run.step(&reference);
-    if (exact_trajectory != nullptr) exact_trajectory->push_back(reference);
+    if (exact_trajectory != nullptr) exact_trajectory->push_back(std::move(reference));
   }
   std::vector<RunResult> results{exact.finish()};
   for (MethodRun& run : others) results.push_back(run.finish());

@@ -43,6 +43,17 @@ TEST(NodeRotations, SymmetricEigen4SolvesTheEigenproblem) {
   }
 }
 
+// The positions turned by a random rotation of up to `max_angle`, shifted by `translation`,
+// then each coordinate moved by a uniform random amount in [−jitter, jitter].
+std::vector<double> rotated_and_jittered(const std::vector<double>& positions, std::mt19937_64& rng, double max_angle,
+                                         double jitter, const Vec3& translation) {
+  std::vector<double> moved = test::rigidly_moved(
+      positions, linalg::to_rotation_matrix(linalg::random_rotation(rng, max_angle)), {}, translation);
+  std::uniform_real_distribution<double> offset(-jitter, jitter);
+  for (double& v : moved) v += offset(rng);
+  return moved;
+}
+
 // S = Σ_j p_j·q_jᵀ over node i's one-ring: rest offsets p, current offsets q.
 Mat3 one_ring_covariance(const NodeRotationFitter& fitter, const std::vector<double>& rest,
                          const std::vector<double>& current, Index i) {
@@ -75,10 +86,7 @@ TEST(NodeRotations, HornMatchesThePolarRotationOfTheCovariance) {
   const TetMesh mesh = linalg::structured_tet_box(2, 2, 2, 0.5);
   const NodeRotationFitter fitter(mesh);
   std::mt19937_64 rng(5);
-  std::uniform_real_distribution<double> jitter(-0.1, 0.1);
-  std::vector<double> deformed = test::rigidly_moved(
-      mesh.positions, linalg::to_rotation_matrix(linalg::random_rotation(rng, 2.0)), {}, {});
-  for (double& v : deformed) v += jitter(rng);
+  const std::vector<double> deformed = rotated_and_jittered(mesh.positions, rng, 2.0, 0.1, {});
   std::vector<Mat3> rotations(static_cast<std::size_t>(mesh.node_count()));
   fitter.fit(mesh.positions, deformed, rotations, 1);
   for (Index i = 0; i < mesh.node_count(); ++i) {
@@ -95,10 +103,7 @@ TEST(NodeRotations, WarmStartedFitAgreesWithHornFromAnyStart) {
   const TetMesh mesh = linalg::structured_tet_box(3, 2, 2, 0.2);
   const NodeRotationFitter fitter(mesh);
   std::mt19937_64 rng(17);
-  std::uniform_real_distribution<double> jitter(-0.03, 0.03);
-  std::vector<double> deformed = test::rigidly_moved(
-      mesh.positions, linalg::to_rotation_matrix(linalg::random_rotation(rng, 2.5)), {}, {0.3, 0.0, -1.0});
-  for (double& v : deformed) v += jitter(rng);
+  const std::vector<double> deformed = rotated_and_jittered(mesh.positions, rng, 2.5, 0.03, {0.3, 0.0, -1.0});
   const auto nodes = static_cast<std::size_t>(mesh.node_count());
   std::vector<std::vector<Mat3>> starts{std::vector<Mat3>(nodes, Mat3::identity()), std::vector<Mat3>(nodes)};
   std::vector<Mat3> random_starts(nodes);
