@@ -1,50 +1,62 @@
 #include "fem/corotational_element.hpp"
 
-#include "linalg/polar_decomposition.hpp"
-
 namespace cholsim::fem {
 
 namespace {
 
 using linalg::Vec3;
 
-Vec3 vertex(const ElementVector& v, int a) {
-  const auto i = static_cast<std::size_t>(3 * a);
-  return {v[i], v[i + 1], v[i + 2]};
+Vec3 vertex(const ElementVector& v, std::size_t a) { return {v[3 * a], v[3 * a + 1], v[3 * a + 2]}; }
+
+void set_vertex(ElementVector& v, std::size_t a, const Vec3& value) {
+  v[3 * a] = value.x;
+  v[3 * a + 1] = value.y;
+  v[3 * a + 2] = value.z;
 }
 
-void set_vertex(ElementVector& v, int a, const Vec3& value) {
-  const auto i = static_cast<std::size_t>(3 * a);
-  v[i] = value.x;
-  v[i + 1] = value.y;
-  v[i + 2] = value.z;
+// Writes block (a, b) (rows 3a.., columns 3b..) of a column-major 12×12 matrix.
+void set_block(ElementMatrix& m, std::size_t a, std::size_t b, const Mat3& value) {
+  for (std::size_t j = 0; j < 3; ++j) {
+    for (std::size_t i = 0; i < 3; ++i) m[(3 * b + j) * 12 + 3 * a + i] = value(static_cast<int>(i), static_cast<int>(j));
+  }
 }
 
-// Block (a, b) of a column-major 12×12 matrix: rows 3a.., columns 3b...
-Mat3 block(const ElementMatrix& m, int a, int b) {
-  Mat3 out;
+// Qᵀ·v without forming Qᵀ.
+Vec3 transpose_times(const Mat3& q, const Vec3& v) { return {dot(q.col(0), v), dot(q.col(1), v), dot(q.col(2), v)}; }
+
+// A·Bᵀ without forming Bᵀ.
+Mat3 times_transpose(const Mat3& a, const Mat3& b) {
+  Mat3 c;
   for (int i = 0; i < 3; ++i) {
-    for (int j = 0; j < 3; ++j) out(i, j) = m[static_cast<std::size_t>((3 * b + j) * 12 + 3 * a + i)];
+    for (int j = 0; j < 3; ++j) c(i, j) = a(i, 0) * b(j, 0) + a(i, 1) * b(j, 1) + a(i, 2) * b(j, 2);
   }
-  return out;
+  return c;
 }
 
-void set_block(ElementMatrix& m, int a, int b, const Mat3& value) {
+// V·σ(H) = Vλ tr(H) I + Vμ (H + Hᵀ): the volume-weighted linear stress of the displacement
+// gradient H, times `scale`.
+Mat3 scaled_stress(const IsotropicTet& tet, const Mat3& h, double scale) {
+  const double lambda_trace = scale * tet.volume_lambda * trace(h);
+  const double mu = scale * tet.volume_mu;
+  Mat3 stress;
   for (int i = 0; i < 3; ++i) {
-    for (int j = 0; j < 3; ++j) m[static_cast<std::size_t>((3 * b + j) * 12 + 3 * a + i)] = value(i, j);
+    for (int j = 0; j < 3; ++j) stress(i, j) = mu * (h(i, j) + h(j, i)) + (i == j ? lambda_trace : 0.0);
   }
-}
-
-ElementVector multiply(const ElementMatrix& m, const ElementVector& v) {
-  ElementVector y{};
-  for (std::size_t col = 0; col < 12; ++col) {
-    const double vj = v[col];
-    for (std::size_t row = 0; row < 12; ++row) y[row] += m[col * 12 + row] * vj;
-  }
-  return y;
+  return stress;
 }
 
 }  // namespace
+
+IsotropicTet isotropic_tet(const ElasticBody& body, Index element) {
+  const auto e = static_cast<std::size_t>(element);
+  const Mat3& shape_inverse = body.rest_shape_inverse[e];
+  IsotropicTet tet;
+  for (int a = 1; a < 4; ++a) tet.gradients[static_cast<std::size_t>(a)] = shape_inverse.row(a - 1);
+  tet.gradients[0] = -(tet.gradients[1] + tet.gradients[2] + tet.gradients[3]);
+  tet.volume_lambda = body.rest_volumes[e] * body.lame[e].lambda;
+  tet.volume_mu = body.rest_volumes[e] * body.lame[e].mu;
+  return tet;
+}
 
 ElementVector gather_element(const ElasticBody& body, Index element, std::span<const double> node_values) {
   ElementVector out{};
@@ -62,46 +74,41 @@ Mat3 deformation_gradient(const ElasticBody& body, Index element, std::span<cons
   return shape * body.rest_shape_inverse[static_cast<std::size_t>(element)];
 }
 
-Mat3 element_rotation(const ElasticBody& body, Index element, std::span<const double> x) {
-  return linalg::polar_rotation(deformation_gradient(body, element, x));
-}
-
-ElementMatrix rest_stiffness(const ElasticBody& body, Index element) {
-  return linalg::linear_tet::elastic_stiffness(body.rest.tet_points(element),
-                                               body.lame[static_cast<std::size_t>(element)]);
-}
-
-ElementVector corotated_elastic_force(const ElementMatrix& stiffness, const Mat3& rotation,
-                                      const ElementVector& current, const ElementVector& rest) {
-  ElementVector displacement{};  // Rₑᵀ·xₑ − mₑ in the rest frame
-  const Mat3 rotation_transpose = transpose(rotation);
-  for (int a = 0; a < 4; ++a) set_vertex(displacement, a, rotation_transpose * vertex(current, a) - vertex(rest, a));
-  const ElementVector rest_frame_force = multiply(stiffness, displacement);
+ElementVector corotated_elastic_force(const IsotropicTet& tet, const Mat3& rotation, const Mat3& deformation_gradient) {
+  const Mat3 stress = scaled_stress(tet, transpose_times(rotation, deformation_gradient) - Mat3::identity(), 1.0);
   ElementVector force{};
-  for (int a = 0; a < 4; ++a) set_vertex(force, a, -(rotation * vertex(rest_frame_force, a)));
+  for (std::size_t a = 0; a < 4; ++a) set_vertex(force, a, -(rotation * (stress * tet.gradients[a])));
   return force;
 }
 
-ElementMatrix rotate_element_matrix(const ElementMatrix& stiffness, const ElementFrame& frame, double scale) {
-  ElementMatrix out{};
-  for (int b = 0; b < 4; ++b) {
-    for (int a = b; a < 4; ++a) {
-      const Mat3 rotated = scale * (frame[static_cast<std::size_t>(a)] * block(stiffness, a, b) *
-                                    transpose(frame[static_cast<std::size_t>(b)]));
-      set_block(out, a, b, rotated);
-      if (a != b) set_block(out, b, a, transpose(rotated));
+ElementMatrix rotate_element_matrix(const IsotropicTet& tet, const ElementFrame& frame, double scale) {
+  std::array<std::array<Vec3, 4>, 4> rotated;  // rotated[a][c] = Q_a·g_c
+  for (std::size_t a = 0; a < 4; ++a) {
+    for (std::size_t c = 0; c < 4; ++c) rotated[a][c] = frame[a] * tet.gradients[c];
+  }
+  const double lambda = scale * tet.volume_lambda;
+  const double mu = scale * tet.volume_mu;
+  ElementMatrix out;
+  for (std::size_t b = 0; b < 4; ++b) {
+    for (std::size_t a = b; a < 4; ++a) {
+      const Mat3 block = lambda * outer(rotated[a][a], rotated[b][b]) + mu * outer(rotated[a][b], rotated[b][a]) +
+                         (mu * dot(tet.gradients[a], tet.gradients[b])) * times_transpose(frame[a], frame[b]);
+      set_block(out, a, b, block);
+      if (a != b) set_block(out, b, a, transpose(block));
     }
   }
   return out;
 }
 
-ElementVector rotated_matrix_times(const ElementMatrix& stiffness, const ElementFrame& frame, double scale,
+ElementVector rotated_matrix_times(const IsotropicTet& tet, const ElementFrame& frame, double scale,
                                    const ElementVector& v) {
-  ElementVector rest_frame{};
-  for (int a = 0; a < 4; ++a) set_vertex(rest_frame, a, transpose(frame[static_cast<std::size_t>(a)]) * vertex(v, a));
-  const ElementVector product = multiply(stiffness, rest_frame);
+  Mat3 displacement_gradient = Mat3::zero();  // Σ_b (Q_bᵀ v_b) g_bᵀ
+  for (std::size_t b = 0; b < 4; ++b) {
+    displacement_gradient += outer(transpose_times(frame[b], vertex(v, b)), tet.gradients[b]);
+  }
+  const Mat3 stress = scaled_stress(tet, displacement_gradient, scale);
   ElementVector out{};
-  for (int a = 0; a < 4; ++a) set_vertex(out, a, scale * (frame[static_cast<std::size_t>(a)] * vertex(product, a)));
+  for (std::size_t a = 0; a < 4; ++a) set_vertex(out, a, frame[a] * (stress * tet.gradients[a]));
   return out;
 }
 

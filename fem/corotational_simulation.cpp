@@ -17,6 +17,7 @@
 #include "fem/selective_damping.hpp"
 #include "fem/warp_canceling.hpp"
 #include "linalg/assembly_pattern.hpp"
+#include "linalg/polar_decomposition.hpp"
 #include "solvers/conjugate_gradient.hpp"
 
 namespace cholsim::fem {
@@ -100,7 +101,6 @@ struct CorotationalSimulation::State {
 
   linalg::AssemblyPattern pattern;
   linalg::SymmetricCscMatrix matrix;  ///< A = M + ΔtC + Δt²K on the pattern
-  std::vector<ElementMatrix> rest_stiffness;
   std::vector<Mat3> element_rotations;
   std::vector<double> element_forces;  ///< 12 per element: the corotated elastic force
   std::vector<Mat3> node_rotations;    ///< identity unless a warping method fits them
@@ -165,10 +165,9 @@ struct CorotationalSimulation::State {
     parallel_chunks(elements(), threads, [&](Index begin, Index end) {
       for (Index e = begin; e < end; ++e) {
         const auto k = static_cast<std::size_t>(e);
-        element_rotations[k] = element_rotation(body, e, positions);
-        const ElementVector force =
-            corotated_elastic_force(rest_stiffness[k], element_rotations[k], gather_element(body, e, positions),
-                                    gather_element(body, e, body.rest.positions));
+        const Mat3 deformation = deformation_gradient(body, e, positions);
+        element_rotations[k] = linalg::polar_rotation(deformation);
+        const ElementVector force = corotated_elastic_force(isotropic_tet(body, e), element_rotations[k], deformation);
         std::copy(force.begin(), force.end(), element_forces.begin() + static_cast<std::ptrdiff_t>(kElementDofs * k));
       }
     });
@@ -194,7 +193,7 @@ struct CorotationalSimulation::State {
     }
     for (Index e = 0; e < elements(); ++e) {
       const auto k = static_cast<std::size_t>(e);
-      const ElementMatrix element = rotate_element_matrix(rest_stiffness[k], assembled_frames[k], stiffness_scale());
+      const ElementMatrix element = rotate_element_matrix(isotropic_tet(body, e), assembled_frames[k], stiffness_scale());
       pattern.scatter_add(e, element.data(), values);
     }
   }
@@ -206,8 +205,9 @@ struct CorotationalSimulation::State {
     for (const Index e : changed) {
       const auto k = static_cast<std::size_t>(e);
       const ElementFrame frame = current_frame(e);
-      const ElementMatrix old_matrix = rotate_element_matrix(rest_stiffness[k], assembled_frames[k], stiffness_scale());
-      ElementMatrix difference = rotate_element_matrix(rest_stiffness[k], frame, stiffness_scale());
+      const IsotropicTet tet = isotropic_tet(body, e);
+      const ElementMatrix old_matrix = rotate_element_matrix(tet, assembled_frames[k], stiffness_scale());
+      ElementMatrix difference = rotate_element_matrix(tet, frame, stiffness_scale());
       for (std::size_t i = 0; i < difference.size(); ++i) difference[i] -= old_matrix[i];
       pattern.scatter_add(e, difference.data(), values);
       assembled_frames[k] = frame;
@@ -268,10 +268,6 @@ struct CorotationalSimulation::State {
                             : default_contact_stiffness(body.node_masses, options.time_step);
     pattern = linalg::AssemblyPattern(nodes(), kDofsPerNode, 4, body.rest.tets);
     matrix = pattern.zero_matrix();
-    rest_stiffness.resize(m);
-    parallel_chunks(elements(), threads, [&](Index begin, Index end) {
-      for (Index e = begin; e < end; ++e) rest_stiffness[static_cast<std::size_t>(e)] = fem::rest_stiffness(body, e);
-    });
     element_rotations.assign(m, Mat3::identity());
     element_forces.assign(kElementDofs * m, 0.0);
     node_rotations.assign(n, Mat3::identity());
@@ -315,7 +311,7 @@ struct CorotationalSimulation::State {
     parallel_chunks(elements(), threads, [&](Index begin, Index end) {
       for (Index e = begin; e < end; ++e) {
         const auto k = static_cast<std::size_t>(e);
-        element_errors[k] = stale_element_error(rest_stiffness[k], scale, element_rotations[k], assembled_frames[k],
+        element_errors[k] = stale_element_error(isotropic_tet(body, e), scale, element_rotations[k], assembled_frames[k],
                                                 element_node_rotations(e), gather_element(body, e, velocities));
       }
     });

@@ -9,14 +9,14 @@
 
 namespace cholsim::fem {
 
-double stale_element_error(const ElementMatrix& stiffness, double stiffness_scale, const Mat3& element_rotation,
+double stale_element_error(const IsotropicTet& tet, double stiffness_scale, const Mat3& element_rotation,
                            const ElementFrame& assembled_frame, const std::array<Mat3, 4>& node_rotations,
                            const ElementVector& velocity) {
   ElementFrame stale_in_world;
   for (std::size_t a = 0; a < 4; ++a) stale_in_world[a] = node_rotations[a] * assembled_frame[a];
   const ElementVector correct =
-      rotated_matrix_times(stiffness, corotational_frame(element_rotation), stiffness_scale, velocity);
-  const ElementVector approximate = rotated_matrix_times(stiffness, stale_in_world, stiffness_scale, velocity);
+      rotated_matrix_times(tet, corotational_frame(element_rotation), stiffness_scale, velocity);
+  const ElementVector approximate = rotated_matrix_times(tet, stale_in_world, stiffness_scale, velocity);
   double squared = 0.0;
   for (std::size_t k = 0; k < 12; ++k) squared += (correct[k] - approximate[k]) * (correct[k] - approximate[k]);
   return std::sqrt(squared);

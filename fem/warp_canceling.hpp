@@ -18,7 +18,7 @@ struct WarpCancelingOptions;
 ///   f_cor = Rₑ·Kₑ·Rₑᵀ·ẋₑ                (eq. 5 with current node rotations: they cancel)
 ///   f_apx = P·Kₑ·Pᵀ·ẋₑ,  P_a = R_a·Q_a  (Q the eq. 5 frame assembled in A, R_a current).
 /// The result has units of momentum (kg·m/s), the unit τ is given in.
-double stale_element_error(const ElementMatrix& stiffness, double stiffness_scale, const Mat3& element_rotation,
+double stale_element_error(const IsotropicTet& tet, double stiffness_scale, const Mat3& element_rotation,
                            const ElementFrame& assembled_frame, const std::array<Mat3, 4>& node_rotations,
                            const ElementVector& velocity);
 
