@@ -81,6 +81,9 @@ AssemblyPattern::AssemblyPattern(Index node_count, Index dofs_per_node, Index no
   if (nodes_per_element < 1) {
     fail("nodes_per_element must be ≥ 1, got " + std::to_string(nodes_per_element));
   }
+  if (nodes_per_element > std::numeric_limits<std::uint8_t>::max()) {
+    fail("nodes_per_element must be ≤ 255 (slots are stored in bytes), got " + std::to_string(nodes_per_element));
+  }
   if (element_nodes.size() % at(nodes_per_element) != 0) {
     fail("connectivity length " + std::to_string(element_nodes.size()) +
          " is not a multiple of nodes_per_element " + std::to_string(nodes_per_element));
@@ -131,48 +134,52 @@ AssemblyPattern::AssemblyPattern(Index node_count, Index dofs_per_node, Index no
     }
   }
 
-  // Positions. For global lower entry (I, J) with nodes (vI, vJ) and components (ci, cj), its
-  // offset inside column J is ci - cj when vI = vJ, else (d - cj) + (t - 1)·d + ci where t is
-  // the rank of vI among column vJ's neighbours. The rank is found once per node pair.
-  positions_.resize(at(element_count) * at(entries));
-  std::vector<Offset> neighbour_rank(k * k, 0);
-  Offset* out = positions_.data();
+  // Block positions. In dof column c·d + cj of node c come the node's own components cj..d-1,
+  // then d rows for each later neighbour, in order: the neighbour of rank t ≥ 1 starts at
+  // offset (d - cj) + (t - 1)·d. The rank is found once per node pair.
+  const std::size_t pairs = k * (k + 1) / 2;
+  landing_order_.resize(at(element_count) * k);
+  block_positions_.resize(at(element_count) * pairs * at(d));
+  Offset* out = block_positions_.data();
   for (std::size_t e = 0; e < at(element_count); ++e) {
     const Index* nodes = element_nodes_.data() + e * k;
-    for (std::size_t q = 0; q < k; ++q) {
-      for (std::size_t p = q; p < k; ++p) {
-        const Index hi = std::max(nodes[p], nodes[q]);
-        const Index lo = std::min(nodes[p], nodes[q]);
-        const auto first = adjacency.rows.begin() + adjacency.ptr[at(lo)];
-        const auto last = adjacency.rows.begin() + adjacency.ptr[at(lo) + 1];
-        neighbour_rank[p * k + q] = std::lower_bound(first, last, hi) - first;
-      }
-    }
-    // Same loop order as scatter_add_unchecked: local column (node_b, cb), rows below it.
-    for (Index node_b = 0; node_b < nodes_per_element; ++node_b) {
-      for (Index cb = 0; cb < d; ++cb) {
-        const Index gb = nodes[node_b] * d + cb;
-        for (Index node_a = node_b; node_a < nodes_per_element; ++node_a) {
-          const Offset rank = neighbour_rank[at(node_a) * k + at(node_b)];
-          for (Index ca = (node_a == node_b ? cb : 0); ca < d; ++ca) {
-            const Index ga = nodes[node_a] * d + ca;
-            const bool a_below = ga >= gb;
-            const Index column = a_below ? gb : ga;
-            const Index ci = a_below ? ca : cb;
-            const Index cj = a_below ? cb : ca;
-            const Offset offset = rank == 0 ? ci - cj : (d - cj) + (rank - 1) * d + ci;
-            *out++ = lower.col_ptr[at(column)] + offset;
-          }
+    std::uint8_t* order = landing_order_.data() + e * k;
+    std::iota(order, order + k, std::uint8_t{0});
+    std::stable_sort(order, order + k, [&](std::uint8_t a, std::uint8_t b) { return nodes[a] < nodes[b]; });
+    for (std::size_t j = 0; j < k; ++j) {
+      const Index lo = nodes[order[j]];
+      const auto first = adjacency.rows.begin() + adjacency.ptr[at(lo)];
+      const auto last = adjacency.rows.begin() + adjacency.ptr[at(lo) + 1];
+      for (std::size_t i = j; i < k; ++i) {
+        const Offset rank = std::lower_bound(first, last, nodes[order[i]]) - first;  // 0: the node itself
+        for (Index cj = 0; cj < d; ++cj) {
+          const Offset offset = rank == 0 ? 0 : (d - cj) + (rank - 1) * d;
+          *out++ = lower.col_ptr[at(std::int64_t{lo} * d + cj)] + offset;
         }
       }
     }
   }
 }
 
-std::span<const Index> AssemblyPattern::element_nodes(Index element) const {
+std::span<const std::uint8_t> AssemblyPattern::landing_order(Index element) const {
+  check_element(element);
+  return {landing_order_.data() + at(element) * at(nodes_per_element_), at(nodes_per_element_)};
+}
+
+std::span<const Offset> AssemblyPattern::block_positions(Index element) const {
+  check_element(element);
+  const std::size_t count = block_positions_.size() / at(std::max<Index>(element_count_, 1));
+  return {block_positions_.data() + at(element) * count, count};
+}
+
+void AssemblyPattern::check_element(Index element) const {
   if (element < 0 || element >= element_count_) {
     fail("element " + std::to_string(element) + " outside 0.." + std::to_string(element_count_ - 1));
   }
+}
+
+std::span<const Index> AssemblyPattern::element_nodes(Index element) const {
+  check_element(element);
   return {element_nodes_.data() + at(element) * at(nodes_per_element_), at(nodes_per_element_)};
 }
 
@@ -182,18 +189,8 @@ SymmetricCscMatrix AssemblyPattern::zero_matrix() const {
   return matrix;
 }
 
-std::span<const Offset> AssemblyPattern::element_positions(Index element) const {
-  if (element < 0 || element >= element_count_) {
-    fail("element " + std::to_string(element) + " outside 0.." + std::to_string(element_count_ - 1));
-  }
-  return {positions_.data() + at(element) * at(element_entries_), at(element_entries_)};
-}
-
 void AssemblyPattern::check_scatter_arguments(Index element, std::span<const double> values) const {
-  if (element < 0 || element >= element_count_) {
-    fail("scatter_add: element " + std::to_string(element) + " outside 0.." +
-         std::to_string(element_count_ - 1));
-  }
+  check_element(element);
   if (values.size() != pattern_.lower.row_idx.size()) {
     fail("scatter_add: values has length " + std::to_string(values.size()) + ", pattern has " +
          std::to_string(pattern_.lower.row_idx.size()) + " entries");
@@ -219,32 +216,38 @@ void AssemblyPattern::scatter_add(Index element, const double* element_matrix,
   scatter_add_unchecked(element, element_matrix, element_dofs(), values);
 }
 
-// The hot path: one pass over the element's lower entries and their stored positions.
+// The hot path: one pass over the element's node blocks in landing order, each block column
+// added as a contiguous run of rows.
 void AssemblyPattern::scatter_add_unchecked(Index element, const double* element_matrix, Index ld,
                                             std::span<double> values) const {
-  const Index d = dofs_per_node_;
-  const Index k = nodes_per_element_;
+  const auto d = at(dofs_per_node_);
+  const auto k = at(nodes_per_element_);
   const auto stride = at(ld);
-  const Index* nodes = element_nodes_.data() + at(element) * at(k);
-  const Offset* position = positions_.data() + at(element) * at(element_entries_);
+  const Index* nodes = element_nodes_.data() + at(element) * k;
+  const std::uint8_t* order = landing_order_.data() + at(element) * k;
+  const Offset* position = block_positions_.data() + at(element) * (k * (k + 1) / 2) * d;
+  // Kₑ(a, b) of the column-major element matrix.
+  auto entry = [&](std::size_t a, std::size_t b) { return element_matrix[b * stride + a]; };
   double* out = values.data();
-  for (Index node_b = 0; node_b < k; ++node_b) {
-    for (Index cb = 0; cb < d; ++cb) {
-      const Index b = node_b * d + cb;
-      const Index gb = nodes[node_b] * d + cb;
-      const double* column_b = element_matrix + at(b) * stride;
-      for (Index node_a = node_b; node_a < k; ++node_a) {
-        for (Index ca = (node_a == node_b ? cb : 0); ca < d; ++ca) {
-          const Index a = node_a * d + ca;
-          const Index ga = nodes[node_a] * d + ca;
-          double value = column_b[a];  // Kₑ(a, b)
-          if (ga < gb) {
-            value = element_matrix[at(b) + at(a) * stride];  // its twin Kₑ(b, a) lands lower
-          } else if (ga == gb && a != b) {
-            // A repeated node couples a dof with itself from both sides of the diagonal.
-            value += element_matrix[at(b) + at(a) * stride];
-          }
-          out[*position++] += value;
+  for (std::size_t j = 0; j < k; ++j) {
+    const std::size_t column_slot = order[j];
+    for (std::size_t i = j; i < k; ++i) {
+      const std::size_t row_slot = order[i];
+      if (nodes[row_slot] != nodes[column_slot]) {
+        for (std::size_t c = 0; c < d; ++c) {
+          double* target = out + *position++;
+          for (std::size_t r = 0; r < d; ++r) target[r] += entry(d * row_slot + r, d * column_slot + c);
+        }
+        continue;
+      }
+      // A node's diagonal block: its lower triangle, from the slot's own block and, where the
+      // element repeats the node in two slots, from both blocks coupling them.
+      for (std::size_t c = 0; c < d; ++c) {
+        double* target = out + *position++;
+        for (std::size_t r = c; r < d; ++r) {
+          double value = entry(d * row_slot + r, d * column_slot + c);
+          if (row_slot != column_slot) value += entry(d * column_slot + r, d * row_slot + c);
+          target[r - c] += value;
         }
       }
     }
@@ -252,7 +255,8 @@ void AssemblyPattern::scatter_add_unchecked(Index element, const double* element
 }
 
 std::size_t AssemblyPattern::bytes() const {
-  return positions_.capacity() * sizeof(Offset) + element_nodes_.capacity() * sizeof(Index) +
+  return block_positions_.capacity() * sizeof(Offset) + landing_order_.capacity() +
+         element_nodes_.capacity() * sizeof(Index) +
          pattern_.lower.col_ptr.capacity() * sizeof(Offset) +
          pattern_.lower.row_idx.capacity() * sizeof(Index);
 }

@@ -12,6 +12,7 @@
 // Numbering: the local dof of component c at local node s is s·d + c; the global dof of
 // component c at node v is v·d + c (d = dofs_per_node).
 #include <cstddef>
+#include <cstdint>
 #include <span>
 #include <vector>
 
@@ -57,13 +58,18 @@ class AssemblyPattern {
   /// A copy of the pattern with every value zero: the matrix scatter_add assembles into.
   [[nodiscard]] SymmetricCscMatrix zero_matrix() const;
 
-  /// Positions in the values array of element e's entries, element_entries() of them, in the
-  /// column-major order of the element matrix's lower triangle: for local column b = 0..m-1,
-  /// local row a = b..m-1. Entry (a, b) lands at global (max(gₐ, g_b), min(gₐ, g_b)).
-  [[nodiscard]] std::span<const Offset> element_positions(Index element) const;
+  /// Element e's local node slots in increasing global node order ("landing order"): slot
+  /// landing_order(e)[j] holds the j-th smallest global node of the element, so for i ≥ j the
+  /// node block of slots (landing_order[i], landing_order[j]) lands in the global lower triangle.
+  [[nodiscard]] std::span<const std::uint8_t> landing_order(Index element) const;
 
-  /// All elements' positions back to back (element e's at [e·element_entries(), …)).
-  [[nodiscard]] std::span<const Offset> positions() const { return positions_; }
+  /// Where element e's node blocks land, d positions per node pair: for the pairs (i, j) of
+  /// landing order, j = 0..k-1 and i = j..k-1 in that order, and for each component c of the
+  /// column node, the position in the values array of the block's first entry in global column
+  /// d·(node of slot j) + c — row d·(node of slot i) when the nodes differ, the diagonal row
+  /// d·node + c when they are the same node. The block's other rows follow contiguously (a
+  /// column holds every component of each coupled node, in order).
+  [[nodiscard]] std::span<const Offset> block_positions(Index element) const;
 
   /// values += the lower triangle of Pₑᵀ·Kₑ·Pₑ for element e, where Kₑ is the m×m element
   /// matrix (column-major) and `values` belongs to a matrix with this pattern.
@@ -79,10 +85,11 @@ class AssemblyPattern {
   /// As above with a contiguous column-major m×m element matrix (leading dimension m).
   void scatter_add(Index element, const double* element_matrix, std::span<double> values) const;
 
-  /// Bytes held by the pattern, the positions and the connectivity copy.
+  /// Bytes held by the pattern, the block positions and the connectivity copy.
   [[nodiscard]] std::size_t bytes() const;
 
  private:
+  void check_element(Index element) const;
   void check_scatter_arguments(Index element, std::span<const double> values) const;
   void scatter_add_unchecked(Index element, const double* element_matrix, Index ld,
                              std::span<double> values) const;
@@ -94,7 +101,11 @@ class AssemblyPattern {
   Index element_entries_ = 1;
   std::vector<Index> element_nodes_;  ///< flat connectivity, element_count·k
   SymmetricCscMatrix pattern_;        ///< values empty
-  std::vector<Offset> positions_;     ///< element_count·element_entries
+  /// Per element, its k slots in landing order (k ≤ 255) and the d·k(k+1)/2 block positions:
+  /// scattering then moves whole block columns with no per-entry test of which global
+  /// triangle an entry falls in (a data-dependent branch that mispredicts on most entries).
+  std::vector<std::uint8_t> landing_order_;
+  std::vector<Offset> block_positions_;
 };
 
 }  // namespace cholsim::linalg

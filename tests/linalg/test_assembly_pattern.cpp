@@ -152,8 +152,7 @@ TEST(AssemblyPattern, PatternHasExactlyTheExpectedEntriesOnTwoTets) {
   EXPECT_EQ(vector_pattern.size(), 15);
   EXPECT_EQ(vector_pattern.nnz_lower(), 111);
   EXPECT_EQ(vector_pattern.element_entries(), 78);
-  EXPECT_EQ(vector_pattern.element_positions(1).size(), 78u);
-  EXPECT_EQ(vector_pattern.positions().size(), 156u);
+  EXPECT_EQ(vector_pattern.block_positions(1).size(), 30u);  // 10 node pairs × 3 columns
   const AssemblyPattern scalar_pattern(5, 1, 4, connectivity);
   EXPECT_EQ(scalar_pattern.nnz_lower(), 14);
   // Nodes 0 and 4 are not coupled: column 0 of the scalar pattern is rows 0..3.
@@ -166,24 +165,28 @@ TEST(AssemblyPattern, PatternHasExactlyTheExpectedEntriesOnTwoTets) {
   EXPECT_EQ(zero.lower.values, std::vector<double>(111, 0.0));
 }
 
-TEST(AssemblyPattern, PositionsPointAtTheGlobalLowerEntryOfEachLocalEntry) {
+TEST(AssemblyPattern, BlockPositionsPointAtTheFirstLowerEntryOfEachLandedBlockColumn) {
   const std::vector<Index> connectivity{4, 0, 2, 1, 3, 3, 1, 0};  // node order ≠ global order
   const Index d = 2;
   const AssemblyPattern pattern(5, d, 4, connectivity);
   const CscMatrix& lower = pattern.pattern().lower;
   for (Index e = 0; e < pattern.element_count(); ++e) {
     const auto nodes = pattern.element_nodes(e);
-    const auto positions = pattern.element_positions(e);
+    const auto order = pattern.landing_order(e);
+    const auto positions = pattern.block_positions(e);
     std::size_t q = 0;
-    for (Index b = 0; b < 8; ++b) {
-      for (Index a = b; a < 8; ++a, ++q) {
-        const Index ga = nodes[static_cast<std::size_t>(a / d)] * d + a % d;
-        const Index gb = nodes[static_cast<std::size_t>(b / d)] * d + b % d;
-        const Offset p = positions[q];
-        const Index column = std::min(ga, gb);
-        EXPECT_GE(p, lower.col_ptr[static_cast<std::size_t>(column)]);
-        EXPECT_LT(p, lower.col_ptr[static_cast<std::size_t>(column) + 1]);
-        EXPECT_EQ(lower.row_idx[static_cast<std::size_t>(p)], std::max(ga, gb));
+    for (std::size_t j = 0; j < 4; ++j) {
+      for (std::size_t i = j; i < 4; ++i) {
+        const Index lo = nodes[order[j]];
+        const Index hi = nodes[order[i]];
+        ASSERT_LE(lo, hi) << "slots out of landing order in element " << e;
+        for (Index c = 0; c < d; ++c, ++q) {
+          const auto column = static_cast<std::size_t>(lo * d + c);
+          const Offset p = positions[q];
+          EXPECT_GE(p, lower.col_ptr[column]);
+          EXPECT_LT(p, lower.col_ptr[column + 1]);
+          EXPECT_EQ(lower.row_idx[static_cast<std::size_t>(p)], hi == lo ? lo * d + c : hi * d);
+        }
       }
     }
     EXPECT_EQ(q, positions.size());
@@ -220,7 +223,8 @@ TEST(AssemblyPattern, ScatterMisuseThrows) {
   EXPECT_THROW(pattern.scatter_add(0, wrong.view(), matrix.lower.values), std::invalid_argument);
   std::vector<double> short_values(matrix.lower.values.size() - 1);
   EXPECT_THROW(pattern.scatter_add(0, element.view(), short_values), std::invalid_argument);
-  EXPECT_THROW((void)pattern.element_positions(1), std::invalid_argument);
+  EXPECT_THROW((void)pattern.block_positions(1), std::invalid_argument);
+  EXPECT_THROW((void)pattern.landing_order(-1), std::invalid_argument);
 }
 
 TEST(AssemblyPattern, EmptyMeshGivesDiagonalNodeBlocks) {
