@@ -4,6 +4,9 @@
 //     bench_opsplit (6k / 16k / 55k tets), solved with 1 and 3 right-hand sides (x, y, z);
 //   * the 3-dof elasticity matrix M + Δt²K of the same bars (the corotational simulation's
 //     single right-hand side), ordered with dofs_per_node = 3 as fem/ does.
+// cholsim is timed twice: Factor::solve on the factor's own storage, and
+// factor::TiledSolveFactor, the copy of L laid out for repeated solves that the operator-splitting
+// step uses (built once after the factorization; its build is not timed).
 // Both libraries factor the same matrix with the same permutation (cholsim's METIS ordering,
 // given to CHOLMOD, supernodal), single-threaded BLAS. Each repetition solves with cholsim and
 // then CHOLMOD on fresh copies of the same random right-hand side; CHOLMOD uses
@@ -32,6 +35,7 @@
 #include "bench/bench_models.hpp"
 #include "bench/cholmod_reference.hpp"
 #include "factor/cholesky_factor.hpp"
+#include "factor/supernodal_solve_tiled.hpp"
 #include "fem/elastic_body.hpp"
 #include "fem/operator_splitting.hpp"
 #include "linalg/blas_threads.hpp"
@@ -179,6 +183,7 @@ void run_problem(const Problem& problem, const Settings& settings) {
   factor::FactorOptions factor_options;
   factor_options.threads = 1;
   if (!ours.factorize(a, factor_options).ok()) throw std::runtime_error(problem.name + ": cholsim factorization failed");
+  factor::TiledSolveFactor tiled(ours);
   CholmodSolver cholmod(a, ours.symbolic().permutation());
   const auto stored = static_cast<double>(ours.symbolic().factor_value_count());
   const std::int64_t supernodes = ours.symbolic().supernode_count();
@@ -190,29 +195,40 @@ void run_problem(const Problem& problem, const Settings& settings) {
     std::vector<double> b(static_cast<std::size_t>(a.size() * count));
     for (double& v : b) v = uniform(rng);
     std::vector<double> x_ours;
+    std::vector<double> x_tiled;
     std::vector<double> x_cholmod;
     std::vector<double> ours_seconds;
+    std::vector<double> tiled_seconds;
     std::vector<double> cholmod_seconds;
     for (int r = 0; r < settings.repeat + 1; ++r) {  // repetition 0 warms caches and buffers
       x_ours = b;
       const auto start = std::chrono::steady_clock::now();
       ours.solve(linalg::DenseView{x_ours.data(), a.size(), count, std::max<Index>(1, a.size())});
       const double our_time = seconds_since(start);
+      x_tiled = b;
+      const auto tiled_start = std::chrono::steady_clock::now();
+      tiled.solve(linalg::DenseView{x_tiled.data(), a.size(), count, std::max<Index>(1, a.size())});
+      const double tiled_time = seconds_since(tiled_start);
       const double cholmod_time = cholmod.solve(b, count, x_cholmod);
       if (r == 0) continue;
       ours_seconds.push_back(our_time);
+      tiled_seconds.push_back(tiled_time);
       cholmod_seconds.push_back(cholmod_time);
     }
     const double ours_median = median(ours_seconds);
+    const double tiled_median = median(tiled_seconds);
     const double cholmod_median = median(cholmod_seconds);
     const double bytes = 2.0 * 8.0;  // forward and backward pass read every stored value
-    std::printf("| %s | %ld | %ld | %.0f | %.0f | %ld | %.3f (%.3f) | %.2f | %.3f (%.3f) | %.2f | %.2f | %.1e | %.1e |\n",
+    std::printf("| %s | %ld | %ld | %.0f | %.0f | %ld | %.3f (%.3f) | %.2f | %.3f (%.3f) | %.2f | %.3f (%.3f) | %.2f | "
+                "%.2f | %.1e | %.1e | %.1e |\n",
                 problem.name.c_str(), static_cast<long>(a.size()), static_cast<long>(count), stored,
                 cholmod.stored_values, static_cast<long>(supernodes), 1e3 * ours_median,
                 1e3 * *std::min_element(ours_seconds.begin(), ours_seconds.end()), bytes * stored / ours_median / 1e9,
-                1e3 * cholmod_median, 1e3 * *std::min_element(cholmod_seconds.begin(), cholmod_seconds.end()),
+                1e3 * tiled_median, 1e3 * *std::min_element(tiled_seconds.begin(), tiled_seconds.end()),
+                tiled_median / ours_median, 1e3 * cholmod_median,
+                1e3 * *std::min_element(cholmod_seconds.begin(), cholmod_seconds.end()),
                 bytes * cholmod.stored_values / cholmod_median / 1e9, ours_median / cholmod_median,
-                relative_residual(a, x_ours, b), relative_residual(a, x_cholmod, b));
+                relative_residual(a, x_ours, b), relative_residual(a, x_tiled, b), relative_residual(a, x_cholmod, b));
     std::fflush(stdout);
   }
 }
@@ -255,11 +271,13 @@ int main(int argc, char** argv) {
   }
   try {
     linalg::set_blas_threads(1);
-    std::printf("# Factor::solve vs cholmod_l_solve2 (same permutation, supernodal, 1 thread), %d repetitions\n\n",
+    std::printf("# Factor::solve and TiledSolveFactor::solve vs cholmod_l_solve2 (same permutation, supernodal, "
+                "1 thread), %d repetitions\n\n",
                 settings.repeat);
     std::printf("| matrix | n | rhs | cholsim stored L | CHOLMOD stored L | supernodes | cholsim ms median (min) | "
-                "cholsim GB/s | CHOLMOD ms median (min) | CHOLMOD GB/s | ratio cholsim/CHOLMOD | cholsim residual | "
-                "CHOLMOD residual |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+                "cholsim GB/s | tiled copy ms median (min) | ratio tiled/cholsim | CHOLMOD ms median (min) | "
+                "CHOLMOD GB/s | ratio cholsim/CHOLMOD | cholsim residual | tiled residual | CHOLMOD residual |\n"
+                "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
     for (const std::string& size : settings.sizes) {
       run_problem({"opsplit " + size, opsplit_matrix(kBarCells.at(size)), 1, settings.counts}, settings);
     }

@@ -17,25 +17,17 @@
 #include <vector>
 
 #include "factor/cholesky_factor.hpp"
+#include "factor/supernodal_solve_vectors.hpp"
 #include "linalg/blas.hpp"
 
-// The kernels are compiled twice: with 4-double vectors for AVX2 + FMA (x86-64-v3), chosen at
-// run time when the CPU has them (unless CHOLSIM_SOLVE_BASELINE is set), and with 2-double
-// vectors for the SSE2 baseline of x86-64.
 // The three-column solve is bound by arithmetic with SSE2, by reading L with AVX2
 // (bench/bench_solve).
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-#define CHOLSIM_SOLVE_AVX2 1
-#else
-#define CHOLSIM_SOLVE_AVX2 0
-#endif
-// Kernel pieces are inlined into each compiled copy of the kernel.
-#define CHOLSIM_INLINE [[gnu::always_inline]] inline
 
 namespace cholsim::factor {
 namespace {
 
 namespace blas = linalg::blas;
+using namespace solve_detail;
 
 /// Right-hand sides a kernel handles in one pass over L; more are split into groups of this
 /// many (each group rereads the supernode's block, which is then in cache).
@@ -82,41 +74,18 @@ void prefetch_block_start(const Symbolic& sym, std::span<const double> values, I
   for (std::int64_t offset = 0; offset < size; offset += 8) __builtin_prefetch(block + offset);
 }
 
-/// Interleaved right-hand sides: element (i, c) at data[i·count + c].
-struct InterleavedRhs {
-  double* data;
-  Index count;
-  [[nodiscard]] double* row(Index i) const {
-    return data + static_cast<std::size_t>(i) * static_cast<std::size_t>(count);
-  }
-};
-
 // The kernels work on `Width` adjacent right-hand sides starting at column `first` of `y`,
 // through `z`, a column-major m×Width copy of the supernode's rows (right-hand side c at
 // z + c·m, so that loops over rows vectorize without shuffles): rows 0…k−1 are the
 // supernode's own (x), rows k…m−1 its update rows. L11 is the block's k×k triangle, L21 its
 // update rows.
 
-/// Two and four doubles as GCC/Clang vectors: one SSE2 or one AVX register. The row loops are
-/// written with them (the kernels take the type as `Vector`) because compilers vectorize these
-/// loops poorly alone. Passed by reference only: by value their ABI depends on the target.
-using Pair = double __attribute__((vector_size(16), aligned(8)));
-using Quad = double __attribute__((vector_size(32), aligned(8)));
-template <typename Vector>
-constexpr Index kLanes = static_cast<Index>(sizeof(Vector) / sizeof(double));
 /// A single right-hand side on a supernode of at least this many columns goes through BLAS
 /// (trsv/gemv). With AVX2 the kernels beat OpenBLAS on narrow supernodes and match it on the
 /// wide separators of a scalar matrix, but lose on the wider ones of a 3-dof elasticity matrix;
 /// with SSE2 alone BLAS is faster on every supernode (timed as for bench/bench_solve).
 template <typename Vector>
 constexpr Index kBlasColumns = sizeof(Vector) == sizeof(Quad) ? 64 : 1;
-
-// Unaligned access through the vector type (its alignment is 8); GCC and Clang let a vector
-// of double alias doubles. (std::memcpy here made GCC 12 bounce the values through the stack.)
-template <typename Vector>
-CHOLSIM_INLINE void load(Vector& v, const double* p) { v = *reinterpret_cast<const Vector*>(p); }
-template <typename Vector>
-CHOLSIM_INLINE void store(double* p, const Vector& v) { *reinterpret_cast<Vector*>(p) = v; }
 
 CHOLSIM_INLINE const double* column_of(const SupernodeBlock& b, Index j) {
   return b.values + static_cast<std::size_t>(j) * static_cast<std::size_t>(b.m);
@@ -389,12 +358,6 @@ __attribute__((target("avx2,fma"))) void backward_pass_avx2(const Symbolic& sym,
   backward_pass<Quad>(sym, values, y, work);
 }
 
-/// True when the CPU has AVX2 and FMA and CHOLSIM_SOLVE_BASELINE is not set in the
-/// environment (the variable forces the SSE2 kernels, for tests and comparisons).
-bool use_avx2_kernels() {
-  static const bool has = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-  return has && std::getenv("CHOLSIM_SOLVE_BASELINE") == nullptr;
-}
 #endif
 
 void run_forward_pass(const Symbolic& sym, std::span<const double> values, InterleavedRhs y, double* work) {

@@ -9,10 +9,10 @@
 #include <utility>
 
 #include "factor/cholesky_factor.hpp"
+#include "factor/supernodal_solve_tiled.hpp"
 #include "fem/opsplit_element_pass.hpp"
 #include "fem/position_projection.hpp"
 #include "fem/volume_constraints.hpp"
-#include "linalg/dense_matrix.hpp"
 
 namespace cholsim::fem {
 namespace {
@@ -63,10 +63,11 @@ struct OperatorSplittingSimulation::State {
   std::vector<Index> system_nodes;     ///< system row → node
   std::vector<Index> system_row;       ///< node → system row, −1 when fixed
   linalg::SymmetricCscMatrix matrix;
-  std::unique_ptr<factor::Factor> factor;
+  /// L of M + DᵀKD in the layout for repeated solves; the Factor it was copied from is not kept.
+  std::unique_ptr<factor::TiledSolveFactor> solver;
 
   OpsplitElementPass element_pass;     ///< F(x̃), APD and DᵀK(r − Dx̃) in one pass (lines 4–8)
-  linalg::DenseMatrix right_hand_side; ///< free nodes × 3
+  std::vector<double> right_hand_side;  ///< free nodes × 3, row by row (x, y, z of a node together)
   VolumeConstraints volume;
   OperatorSplittingSetup setup;
 
@@ -109,16 +110,19 @@ void OperatorSplittingSimulation::State::assemble_and_factor() {
   if (free == 0) return;
 
   const auto analyze_start = Clock::now();
-  factor = std::make_unique<factor::Factor>(factor::analyze(matrix));
+  factor::Factor factor(factor::analyze(matrix));
   setup.analyze_seconds = seconds_since(analyze_start);
   factor::FactorOptions factor_options;
   factor_options.threads = options.threads;
-  const factor::FactorStatus& status = factor->factorize(matrix, factor_options);
+  const factor::FactorStatus& status = factor.factorize(matrix, factor_options);
   if (!status.ok()) {
     throw std::runtime_error("OperatorSplittingSimulation: M + DᵀKD could not be factored: " + status.message);
   }
-  setup.factorize_seconds = factor->stats().seconds;
-  setup.nnz_l = factor->symbolic().stats().nnz_l;
+  setup.factorize_seconds = factor.stats().seconds;
+  setup.nnz_l = factor.symbolic().stats().nnz_l;
+  // Factored once, solved every step: the copy streams L linearly in both substitutions
+  // (factor/supernodal_solve_tiled.hpp says why that matters).
+  solver = std::make_unique<factor::TiledSolveFactor>(factor);
 }
 
 void OperatorSplittingSimulation::State::predict() {
@@ -136,10 +140,9 @@ void OperatorSplittingSimulation::State::predict() {
 
 void OperatorSplittingSimulation::State::apply_solution() {
   positions = predicted;  // fixed nodes: x̃ = x, Δx = 0 (eq. 12 remark)
-  const linalg::ConstDenseView dx = std::as_const(right_hand_side).view();
   for (std::size_t row = 0; row < system_nodes.size(); ++row) {
     const std::size_t v = at(system_nodes[row]);
-    for (std::size_t c = 0; c < 3; ++c) positions[3 * v + c] += dx(static_cast<Index>(row), static_cast<Index>(c));
+    for (std::size_t c = 0; c < 3; ++c) positions[3 * v + c] += right_hand_side[3 * row + c];
   }
 }
 
@@ -169,7 +172,7 @@ OperatorSplittingSimulation::OperatorSplittingSimulation(ElasticBody body, Opera
   const double dt = s.options.time_step;
   const auto free = static_cast<Index>(s.system_nodes.size());
   s.element_pass = OpsplitElementPass(s.body, s.system_row, free, dt);
-  s.right_hand_side = linalg::DenseMatrix(free, 3);
+  s.right_hand_side.assign(3 * at(free), 0.0);
   s.volume = VolumeConstraints(s.body, dt);
   s.setup.free_nodes = static_cast<Index>(s.system_nodes.size());
   s.setup.fixed_nodes = nodes - s.setup.free_nodes;
@@ -194,13 +197,13 @@ OperatorSplittingStepStatistics OperatorSplittingSimulation::step() {
   pass.apd.tolerance = s.options.rotation_tolerance;
   pass.apd.max_iterations = s.options.rotation_max_iterations;
   pass.threads = s.options.threads;
-  const linalg::ApdBatchStats apd = s.element_pass.run(s.predicted, s.right_hand_side.view(), pass);
+  const linalg::ApdBatchStats apd = s.element_pass.run(s.predicted, s.right_hand_side, pass);
   stats.rotation_iterations = apd.vector_iterations;
   stats.rotation_fallbacks = apd.scalar_fallbacks;
   stats.timings.rotations = seconds_since(phase);
 
   phase = Clock::now();
-  if (s.factor) s.factor->solve(s.right_hand_side.view());  // x, y, z together (eq. 12)
+  if (s.solver) s.solver->solve_interleaved(s.right_hand_side, 3);  // x, y, z together (eq. 12)
   s.apply_solution();
   stats.timings.solve = seconds_since(phase);
 

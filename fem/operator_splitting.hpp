@@ -7,8 +7,9 @@
 //        (M + DᵀKD)·Δx = DᵀK·(r − D·x̃),   K = diag(2μV_tΔt²·I₉),  Δx = x − x̃
 //    have a matrix that never changes and is the same n×n matrix for x, y and z, so it is
 //    analysed and factored once (factor::Factor) and each step is one solve with three
-//    right-hand sides. Fixed nodes have Δx = 0: their rows and columns are removed
-//    (eq. 12 and the remark after it), so they stay exactly where they are.
+//    right-hand sides, on a copy of L laid out for repeated solves (factor::TiledSolveFactor).
+//    Fixed nodes have Δx = 0: their rows and columns are removed (eq. 12 and the remark after
+//    it), so they stay exactly where they are.
 //  * the volume term is replaced by the fixed-corotated λ/2·V(det F − 1)² as compliant
 //    constraints (eq. 13–16), a few Gauss–Seidel sweeps per step (fem/volume_constraints).
 // Rotations come from the analytic polar decomposition (seed 003 §3.3) of F(x̃), warm-started

@@ -191,27 +191,25 @@ linalg::ApdBatchStats OpsplitElementPass::run_blocks(Index first_block, Index la
   return stats;
 }
 
-linalg::ApdBatchStats OpsplitElementPass::run(std::span<const double> predicted, linalg::DenseView right_hand_side,
+linalg::ApdBatchStats OpsplitElementPass::run(std::span<const double> predicted, std::span<double> right_hand_side,
                                               const OpsplitElementPassOptions& options) {
-  if (predicted.size() != 3 * at(node_count_) || right_hand_side.rows != rows_ || right_hand_side.cols != 3) {
+  if (predicted.size() != 3 * at(node_count_) || right_hand_side.size() != 3 * at(rows_)) {
     throw std::invalid_argument("OpsplitElementPass::run: expected " + std::to_string(3 * node_count_) +
-                                " positions and a " + std::to_string(rows_) + "×3 right-hand side, got " +
-                                std::to_string(predicted.size()) + " and " + std::to_string(right_hand_side.rows) +
-                                "×" + std::to_string(right_hand_side.cols));
+                                " positions and " + std::to_string(3 * rows_) + " right-hand-side values, got " +
+                                std::to_string(predicted.size()) + " and " + std::to_string(right_hand_side.size()));
   }
   const Index slots = static_cast<Index>(stretch_weight_.size());
   const Index blocks = slots / kApdBatchLanes;
   const int threads = slots < kMinParallelIterations ? 1 : resolve_thread_count(options.threads);
-  for (Index c = 0; c < 3; ++c) {
-    for (Index i = 0; i < rows_; ++i) right_hand_side(i, c) = 0.0;
-  }
+  std::fill(right_hand_side.begin(), right_hand_side.end(), 0.0);
   // The scatter stays scalar (the lanes of a block may share nodes) and runs in element order.
   const auto scatter = [&](Index first, int lanes, const auto& force) {
     for (int l = 0; l < lanes; ++l) {
       for (int k = 0; k < 4; ++k) {
         const Index row = rows_of_nodes_[at(k)][at(first + l)];
         if (row < 0) continue;  // fixed node: Δx = 0 (eq. 12)
-        for (int c = 0; c < 3; ++c) right_hand_side(row, c) += force(l, k, c);
+        double* target = right_hand_side.data() + 3 * at(row);
+        for (int c = 0; c < 3; ++c) target[c] += force(l, k, c);
       }
     }
   };

@@ -1,7 +1,8 @@
-// Factor::solve with 1 to 9 right-hand sides against a dense LAPACK solve (potrf/potrs of A),
-// on matrices whose supernodes range from single columns to one wide dense block, so that
-// every path of the substitution kernels runs: the BLAS path of a single right-hand side,
-// the kernels' groups of 1–4 right-hand sides, their 8-, 4- and 1-row steps and panels.
+// Factor::solve and TiledSolveFactor::solve with 1 to 9 right-hand sides against a dense LAPACK
+// solve (potrf/potrs of A), on matrices whose supernodes range from single columns to one wide
+// dense block, so that every path of the substitution kernels runs: the BLAS path of a single
+// right-hand side, the kernels' groups of 1–4 right-hand sides, their 8-, 4- and 1-row steps and
+// panels, and the tiled copy's partial panels and padded tiles.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -12,6 +13,7 @@
 #include <vector>
 
 #include "factor/cholesky_factor.hpp"
+#include "factor/supernodal_solve_tiled.hpp"
 #include "factor_test_matrices.hpp"
 #include "linalg/blas.hpp"
 #include "linalg/generators.hpp"
@@ -64,10 +66,13 @@ double max_abs(const std::vector<double>& v) {
   return m;
 }
 
-/// Every column of Factor::solve(B) equals the dense solution, for every count of columns,
+/// Which solve a test runs: Factor::solve, or a TiledSolveFactor copied from the factor.
+enum class Solver { factor, tiled };
+
+/// Every column of the solve of B equals the dense solution, for every count of columns,
 /// with B stored at a leading dimension larger than n (the solve must honour it and leave the
 /// padding alone).
-void expect_solves_equal_dense_solves(int index, bool amalgamate) {
+void expect_solves_equal_dense_solves(int index, bool amalgamate, Solver solver = Solver::factor) {
   const auto matrices = solve_test_matrices();
   const NamedMatrix& named = matrices[static_cast<std::size_t>(index)];
   SCOPED_TRACE(named.name);
@@ -77,6 +82,7 @@ void expect_solves_equal_dense_solves(int index, bool amalgamate) {
   options.amalgamation.enabled = amalgamate;
   Factor factor(analyze(a, options));
   ASSERT_TRUE(factor.factorize(a, {.threads = 1}).ok()) << factor.status().message;
+  TiledSolveFactor tiled(factor);
 
   for (const Index count : {1, 2, 3, 4, 5, 7, 9}) {
     SCOPED_TRACE("count " + std::to_string(count));
@@ -86,7 +92,12 @@ void expect_solves_equal_dense_solves(int index, bool amalgamate) {
     constexpr double kPadding = -12345.0;
     std::vector<double> padded(static_cast<std::size_t>(ld * count), kPadding);
     for (Index c = 0; c < count; ++c) std::copy_n(b.begin() + c * n, n, padded.begin() + c * ld);
-    factor.solve(linalg::DenseView{padded.data(), n, count, ld});
+    const linalg::DenseView view{padded.data(), n, count, ld};
+    if (solver == Solver::tiled) {
+      tiled.solve(view);
+    } else {
+      factor.solve(view);
+    }
     const double scale = max_abs(expected);
     for (Index c = 0; c < count; ++c) {
       for (Index i = 0; i < n; ++i) {
@@ -115,6 +126,23 @@ TEST_P(SolveMultipleRhs, BaselineKernelsEqualDenseSolveForEveryCount) {
   } force_baseline;
   const auto [index, amalgamate] = GetParam();
   expect_solves_equal_dense_solves(index, amalgamate);
+}
+
+// The tiled copy of L solves as Factor::solve does, with the AVX2 and with the SSE2 kernels (the
+// copy is solved repeatedly with growing column counts, so its kept work arrays are reused and
+// regrown between calls).
+TEST_P(SolveMultipleRhs, TiledCopyEqualsDenseSolveForEveryCount) {
+  const auto [index, amalgamate] = GetParam();
+  expect_solves_equal_dense_solves(index, amalgamate, Solver::tiled);
+}
+
+TEST_P(SolveMultipleRhs, TiledCopyBaselineKernelsEqualDenseSolveForEveryCount) {
+  struct ForceBaselineKernels {
+    ForceBaselineKernels() { setenv("CHOLSIM_SOLVE_BASELINE", "1", 1); }
+    ~ForceBaselineKernels() { unsetenv("CHOLSIM_SOLVE_BASELINE"); }
+  } force_baseline;
+  const auto [index, amalgamate] = GetParam();
+  expect_solves_equal_dense_solves(index, amalgamate, Solver::tiled);
 }
 
 // A multi-column solve gives each column the same answer as solving it alone (the single
@@ -180,6 +208,81 @@ TEST(SolveMultipleRhsErrors, WrongRowCountThrows) {
   std::vector<double> b(static_cast<std::size_t>(3 * 26));
   try {
     factor.solve(linalg::DenseView{b.data(), 26, 3, 26});
+    FAIL() << "expected std::invalid_argument";
+  } catch (const std::invalid_argument& error) {
+    EXPECT_NE(std::string(error.what()).find("26"), std::string::npos) << error.what();
+    EXPECT_NE(std::string(error.what()).find("27"), std::string::npos) << error.what();
+  }
+}
+
+// Right-hand sides stored row by row give the tiled copy's column-major answer, bit for bit
+// (the same substitutions on the same permuted values), for 1, 3 and 5 columns.
+TEST(SolveMultipleRhsTiled, InterleavedRightHandSidesEqualColumnMajorOnes) {
+  const auto a = linalg::laplacian_3d(6, 5, 4);
+  const Index n = a.size();
+  Factor factor(analyze(a));
+  ASSERT_TRUE(factor.factorize(a).ok());
+  TiledSolveFactor tiled(factor);
+  for (const Index count : {1, 3, 5}) {
+    std::vector<double> columns = random_right_hand_sides(n, count, static_cast<unsigned>(40 + count));
+    std::vector<double> rows(columns.size());
+    for (Index i = 0; i < n; ++i) {
+      for (Index c = 0; c < count; ++c) {
+        rows[static_cast<std::size_t>(i * count + c)] = columns[static_cast<std::size_t>(c * n + i)];
+      }
+    }
+    tiled.solve(linalg::DenseView{columns.data(), n, count, n});
+    tiled.solve_interleaved(rows, count);
+    for (Index i = 0; i < n; ++i) {
+      for (Index c = 0; c < count; ++c) {
+        ASSERT_EQ(rows[static_cast<std::size_t>(i * count + c)], columns[static_cast<std::size_t>(c * n + i)])
+            << "row " << i << ", column " << c << " of " << count;
+      }
+    }
+  }
+  std::vector<double> short_rows(static_cast<std::size_t>(3 * n - 1));
+  EXPECT_THROW(tiled.solve_interleaved(short_rows, 3), std::invalid_argument);
+  EXPECT_THROW(tiled.solve_interleaved(short_rows, 0), std::invalid_argument);
+}
+
+// The tiled copy holds no more values than Factor's blocks on a matrix with wide supernodes
+// (it drops the square blocks' upper triangles and pads at most 7 rows per panel).
+TEST(SolveMultipleRhsTiled, StoresNoMoreThanTheFactor) {
+  linalg::ElasticityBoxOptions box;
+  box.nx = 7;
+  box.ny = 4;
+  box.nz = 4;
+  const auto a = linalg::scalar_elasticity_matrix(box);
+  Factor factor(analyze(a));
+  ASSERT_TRUE(factor.factorize(a).ok());
+  const TiledSolveFactor tiled(factor);
+  EXPECT_EQ(tiled.size(), a.size());
+  EXPECT_LE(tiled.stored_values(), static_cast<std::int64_t>(factor.values().size()));
+  EXPECT_GE(tiled.stored_values(), factor.symbolic().stats().nnz_l);
+}
+
+// Misuse throws: copying a factor that is not factored or is a partial (Schur) factorization,
+// solving with a default-constructed copy or with a right-hand side of the wrong height.
+TEST(SolveMultipleRhsTiled, MisuseThrows) {
+  const auto a = linalg::laplacian_3d(3, 3, 3);
+  Factor unfactored(analyze(a));
+  EXPECT_THROW(TiledSolveFactor{unfactored}, std::logic_error);
+
+  AnalyzeOptions partial_options;
+  partial_options.schur_set = {0, 5};
+  Factor partial(analyze(a, partial_options));
+  ASSERT_TRUE(partial.factorize(a).ok()) << partial.status().message;
+  EXPECT_THROW(TiledSolveFactor{partial}, std::logic_error);
+
+  std::vector<double> b(static_cast<std::size_t>(3 * 26));
+  TiledSolveFactor empty;
+  EXPECT_THROW(empty.solve(linalg::DenseView{b.data(), 26, 3, 26}), std::logic_error);
+
+  Factor factor(analyze(a));
+  ASSERT_TRUE(factor.factorize(a).ok());
+  TiledSolveFactor tiled(factor);
+  try {
+    tiled.solve(linalg::DenseView{b.data(), 26, 3, 26});
     FAIL() << "expected std::invalid_argument";
   } catch (const std::invalid_argument& error) {
     EXPECT_NE(std::string(error.what()).find("26"), std::string::npos) << error.what();
