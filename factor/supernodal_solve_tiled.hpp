@@ -20,6 +20,7 @@
 
 #include "factor/cholesky_factor.hpp"
 #include "linalg/dense_matrix.hpp"
+#include "linalg/huge_page_allocator.hpp"
 
 namespace cholsim::factor {
 
@@ -79,7 +80,9 @@ class TiledSolveFactor {
   std::vector<Supernode> supernodes_;         ///< plus one sentinel holding the panel count
   std::vector<Panel> panels_;
   std::vector<Index> below_rows_;
-  std::vector<double> values_;
+  /// Huge pages where the system allows them: both substitutions stream all of it, and with
+  /// 4 KiB pages a 15 MB copy outgrows the TLB (the 55K bar's solve time varied 1.4–2.7 ms).
+  std::vector<double, linalg::HugePageAllocator<double>> values_;
   Index work_rows_ = 0;              ///< rows of the per-supernode work array (largest padded m)
   std::vector<double> interleaved_;  ///< the permuted right-hand sides, row-interleaved
   std::vector<double> work_;
