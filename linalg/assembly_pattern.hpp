@@ -4,8 +4,9 @@
 //
 // An AssemblyPattern is built once from element connectivity. It owns the lower-triangle
 // sparsity pattern of Σₑ Pₑᵀ·Kₑ·Pₑ (every node pair that shares an element couples all of
-// their dof components) and, for every element, the position in the values array of each
-// lower-triangle entry of its element matrix. Assembling new values for the same mesh is then
+// their dof components) and, for every element and node pair, the positions in the values
+// array where the pair's d×d block lands (one per block column: a column holds all d
+// components of a coupled node contiguously). Assembling new values for the same mesh is then
 // a pure scatter, with no search and no allocation, so the factorization sees the same
 // pattern (and the same `Symbolic`) for a whole simulation.
 //
