@@ -10,8 +10,8 @@
 // The per-element constants (Dₘ⁻¹, 2μVΔt², node indices and their right-hand-side rows) are
 // structure-of-arrays, padded to whole blocks. With one thread each block's forces are added to
 // the right-hand side right away. With more, the threads run the blocks and keep their forces,
-// and one thread then adds them in element order: the same additions in the same order, so the
-// result does not depend on `threads`.
+// then split the rows and add each row's forces in element order: the same additions in the
+// same order, so the result does not depend on `threads`.
 #include <array>
 #include <span>
 #include <vector>
@@ -58,6 +58,9 @@ class OpsplitElementPass {
   linalg::ApdBatchStats run_blocks(Index first_block, Index last_block, std::span<const double> predicted,
                                    const OpsplitElementPassOptions& options, Sink&& sink);
 
+  /// Threaded path: adds element_forces_ on rows [row_begin, row_end) in element order.
+  void scatter_rows(Index row_begin, Index row_end, std::span<double> right_hand_side) const;
+
   Index node_count_ = 0;
   Index rows_ = 0;
   Index element_count_ = 0;
@@ -68,6 +71,8 @@ class OpsplitElementPass {
   std::vector<double> stretch_weight_;               ///< 2μVΔt² (Algorithm 1 line 5)
   std::array<std::vector<double>, 4> rotation_;      ///< quaternion w, x, y, z
   std::vector<double> element_forces_;  ///< threaded path: [12·slot + 3k + c], force on local node k, coordinate c
+  std::vector<Index> first_element_of_row_;  ///< the first and last element with a node on row r
+  std::vector<Index> last_element_of_row_;   ///< (element_count and −1 for none)
 };
 
 }  // namespace cholsim::fem

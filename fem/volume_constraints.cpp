@@ -151,7 +151,7 @@ void VolumeConstraints::project(std::span<double> positions, std::span<const dou
   }
   std::fill(multipliers_.begin(), multipliers_.end(), 0.0);  // κ = 0 at the start of a step
   for (int sweep = 0; sweep < iterations; ++sweep) {
-    parallel_colors(color_begin_, kBlockLanes, threads, [&](int, Index, Index begin, Index end) {
+    parallel_colors(color_begin_, kBlockLanes, threads, [&](Index, Index begin, Index end) {
       project_range(positions, inverse_masses, begin, end);
     });
   }

@@ -9,7 +9,7 @@
 // the result does not depend on the thread count. (Gauss–Seidel in colour order instead of
 // mesh order — the same method, a different ordering.) Within a colour the constraints are
 // projected eight at a time in SIMD lanes; sharing no node, they do not see each other, so this
-// is the sequential update of each. Threads split each colour and meet at a barrier before the
+// is the sequential update of each. Threads split each colour and finish it before the
 // next (fem/opsplit_color_loops). Eq. 15 is evaluated with the stiffness α⁻¹ = λVΔt² in place
 // of the compliance α: finite also for λ = 0 (ν = 0), where the constraint then never moves a
 // node (α = ∞ would give ∞/∞).
