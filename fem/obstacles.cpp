@@ -72,12 +72,17 @@ ObstacleProximity proximity_to(const MovingBox& box, const Vec3& point, double t
 }  // namespace
 
 Vec3 MovingBox::center_at(double time) const {
-  const double moving_time = std::clamp(time - start_time, 0.0, std::max(stop_time - start_time, 0.0));
-  return start_center + moving_time * velocity;
+  // Seconds travelled along `velocity`: the forward stroke, less what came back since return_time.
+  const double stroke = std::max(stop_time - start_time, 0.0);
+  const double forward = std::clamp(time - start_time, 0.0, stroke);
+  const double back = std::clamp(time - return_time, 0.0, stroke);
+  return start_center + (forward - back) * velocity;
 }
 
 Vec3 MovingBox::velocity_at(double time) const {
-  return time >= start_time && time < stop_time ? velocity : Vec3{};
+  if (time >= start_time && time < stop_time) return velocity;
+  if (time >= return_time && time < return_time + (stop_time - start_time)) return -velocity;
+  return {};
 }
 
 ObstacleProximity proximity(const Obstacle& obstacle, const Vec3& point, double time) {

@@ -4,6 +4,7 @@
 // Each answers one query: the signed distance of a point at a time, the outward normal and
 // the obstacle's own velocity there. Penalty forces (seed 000 §5) and position projection
 // (seed 003 §3.3) are both built on it.
+#include <limits>
 #include <variant>
 #include <vector>
 
@@ -32,13 +33,16 @@ struct Cylinder {
 };
 
 /// An axis-aligned box moving with constant velocity between start_time and stop_time, at
-/// rest before and after (the scripted piston).
+/// rest before and after (the scripted piston). With a finite return_time (≥ stop_time) it
+/// travels the same stroke back from then on, at −velocity, like the piston of seed 000
+/// Fig. 5 that rises after squashing the bear.
 struct MovingBox {
   Vec3 start_center;
   Vec3 half_extents{0.5, 0.5, 0.5};
   Vec3 velocity;
   double start_time = 0.0;
   double stop_time = 0.0;
+  double return_time = std::numeric_limits<double>::infinity();
 
   [[nodiscard]] Vec3 center_at(double time) const;
   [[nodiscard]] Vec3 velocity_at(double time) const;

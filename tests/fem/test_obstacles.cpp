@@ -59,6 +59,18 @@ TEST(Obstacles, PistonMovesOnlyDuringItsStroke) {
   EXPECT_LT(proximity(obstacle, {0.5, 1.55, 0.0}, 1.5).distance, 0.0);
 }
 
+TEST(Obstacles, PistonWithAReturnTimeTravelsItsStrokeBack) {
+  MovingBox piston{{0.0, 2.0, 0.0}, {1.0, 0.1, 1.0}, {0.0, -1.0, 0.0}, 1.0, 2.0};
+  piston.return_time = 3.0;
+  expect_near(piston.center_at(2.5), {0.0, 1.0, 0.0});  // holds between the strokes
+  expect_near(piston.velocity_at(2.5), {0.0, 0.0, 0.0});
+  expect_near(piston.center_at(3.25), {0.0, 1.25, 0.0});
+  expect_near(piston.velocity_at(3.25), {0.0, 1.0, 0.0});
+  expect_near(piston.center_at(9.0), {0.0, 2.0, 0.0});  // back where it started, at rest
+  expect_near(piston.velocity_at(9.0), {0.0, 0.0, 0.0});
+  expect_near(proximity(Obstacle{piston}, {0.0, 0.5, 0.0}, 3.5).velocity, {0.0, 1.0, 0.0});
+}
+
 TEST(Obstacles, NearestOfSeveralAndNoneIsInfinitelyFar) {
   const std::vector<Obstacle> scene{HalfSpace{}, Sphere{{0.0, 1.0, 0.0}, 0.25}};
   const auto nearest = nearest_obstacle(scene, {0.0, 0.6, 0.0}, 0.0);
