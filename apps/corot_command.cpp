@@ -8,6 +8,7 @@
 #include <cmath>
 #include <fstream>
 #include <iostream>
+#include <limits>
 #include <memory>
 #include <new>
 #include <sstream>
@@ -15,6 +16,7 @@
 #include <vector>
 
 #include "corot_scene.hpp"
+#include "fem/corotational_element.hpp"
 #include "fem/corotational_simulation.hpp"
 #include "fem/elastic_body.hpp"
 #include "fem/mesh_io.hpp"
@@ -217,13 +219,25 @@ void add_mesh_section(Report& report, const LoadedMesh& loaded) {
   report.add_seconds("mesh_load_s", "load", loaded.seconds);
 }
 
-void add_scene_section(Report& report, const CorotScene& scene, const fem::CorotationalOptions& options) {
+void add_scene_section(Report& report, const CorotScene& scene, const fem::CorotationalOptions& options,
+                       const fem::ElasticBody& body) {
   report.section("scene");
   report.add_text("method", "method", method_name(scene.method));
   report.add_real("youngs_modulus", "Young's modulus (Pa)", scene.material.youngs_modulus);
   report.add("poisson_ratio", "Poisson ratio", scene.material.poisson_ratio,
              format_fixed(scene.material.poisson_ratio, 3));
   report.add_real("density", "density (kg/m^3)", scene.material.density);
+  if (!scene.regions.empty()) {
+    report.add_count("material_regions", "material regions", static_cast<std::int64_t>(scene.regions.size()));
+    const auto in_regions = std::count_if(body.element_material.begin(), body.element_material.end(),
+                                          [](fem::Index material) { return material != 0; });
+    report.add_count("region_elements", "elements in regions", static_cast<std::int64_t>(in_regions));
+    const auto [softest, stiffest] = std::minmax_element(
+        body.materials.begin(), body.materials.end(),
+        [](const fem::Material& a, const fem::Material& b) { return a.youngs_modulus < b.youngs_modulus; });
+    const double contrast = stiffest->youngs_modulus / softest->youngs_modulus;
+    report.add("stiffness_contrast", "stiffness contrast (E max / min)", contrast, format_fixed(contrast, 1));
+  }
   report.add_real("dt", "time step (s)", scene.time_step);
   report.add_count("frames", "frames", scene.frames);
   report.add_count("obstacles", "obstacles", static_cast<std::int64_t>(options.obstacles.size()));
@@ -235,6 +249,37 @@ void add_scene_section(Report& report, const CorotScene& scene, const fem::Corot
     }
     if (scene.budget_seconds) report.add_seconds("budget_s", "budget", *scene.budget_seconds);
   }
+}
+
+/// Where the body ended up: what shows at a glance whether a scene did what it should (the
+/// sheet draped, the squashed body stood up again, nothing sank through the ground).
+void add_final_state_section(Report& report, const fem::CorotationalSimulation& simulation) {
+  const std::span<const double> positions = simulation.positions();
+  const std::span<const double> velocities = simulation.velocities();
+  const std::vector<double>& rest = simulation.body().rest.positions;
+  double lowest = std::numeric_limits<double>::infinity();
+  double highest = -lowest;
+  double largest_displacement = 0.0;
+  double largest_speed = 0.0;
+  for (std::size_t node = 0; node < positions.size() / 3; ++node) {
+    const fem::Vec3 x{positions[3 * node], positions[3 * node + 1], positions[3 * node + 2]};
+    const fem::Vec3 u = x - fem::Vec3{rest[3 * node], rest[3 * node + 1], rest[3 * node + 2]};
+    lowest = std::min(lowest, x.y);
+    highest = std::max(highest, x.y);
+    largest_displacement = std::max(largest_displacement, linalg::norm(u));
+    largest_speed = std::max(largest_speed, linalg::norm(fem::Vec3{velocities[3 * node], velocities[3 * node + 1],
+                                                                    velocities[3 * node + 2]}));
+  }
+  std::int64_t inverted = 0;
+  for (fem::Index e = 0; e < simulation.body().element_count(); ++e) {
+    if (linalg::determinant(fem::deformation_gradient(simulation.body(), e, positions)) <= 0.0) ++inverted;
+  }
+  report.section("final state (t = " + format_fixed(simulation.time(), 3) + " s)");
+  report.add_real("lowest_y_m", "lowest point y (m)", lowest);
+  report.add_real("highest_y_m", "highest point y (m)", highest);
+  report.add_real("max_displacement_m", "largest displacement from rest (m)", largest_displacement);
+  report.add_real("max_speed_m_s", "largest node speed (m/s)", largest_speed);
+  report.add_count("inverted_elements", "inverted elements (det F <= 0)", inverted);
 }
 
 void add_timing_section(Report& report, const RunTotals& totals, const fem::FactorSummary& factor,
@@ -275,7 +320,7 @@ int run_corot(const CorotCommandOptions& flags, const CLI::App& command) {
 
   const Clock::time_point setup_start = Clock::now();
   progress("setting up " + method_name(scene.method) + " on " + format_count(loaded.check.tet_count) + " tets...");
-  fem::ElasticBody body = fem::make_elastic_body(loaded.mesh, scene.material, loaded.source);
+  fem::ElasticBody body = make_scene_body(loaded.mesh, scene, loaded.source);
   const fem::CorotationalOptions options = simulation_options(scene, loaded.is_thin_sheet, flags.threads);
   fem::CorotationalSimulation simulation =
       simulate([&] { return fem::CorotationalSimulation(std::move(body), options); });
@@ -318,8 +363,9 @@ int run_corot(const CorotCommandOptions& flags, const CLI::App& command) {
 
   Report report;
   add_mesh_section(report, loaded);
-  add_scene_section(report, scene, options);
+  add_scene_section(report, scene, options, simulation.body());
   add_timing_section(report, totals, simulation.factor_summary(), setup_seconds);
+  add_final_state_section(report, simulation);
   report.section("output");
   report.add_text("pvd", "collection", writer.pvd_path().string());
   report.add_count("vtu_files", "frames written", writer.frames_written());

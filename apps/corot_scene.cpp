@@ -66,7 +66,17 @@ class SceneObject {
         !std::all_of(value.begin(), value.end(), [](const json& x) { return x.is_number(); })) {
       fail(key, "is not an array of 3 numbers");
     }
-    return {value[0].get<double>(), value[1].get<double>(), value[2].get<double>()};
+    const fem::Vec3 vector{value[0].get<double>(), value[1].get<double>(), value[2].get<double>()};
+    if (!std::isfinite(vector.x) || !std::isfinite(vector.y) || !std::isfinite(vector.z)) fail(key, "is not finite");
+    return vector;
+  }
+  /// The objects of an array under `key`, each named "key[i]" in errors.
+  std::vector<SceneObject> objects(const std::string& key) {
+    const json& array = take(key);
+    if (!array.is_array()) fail(key, "is not an array");
+    std::vector<SceneObject> items;
+    for (std::size_t i = 0; i < array.size(); ++i) items.emplace_back(array[i], file_, qualified(key) + "[" + std::to_string(i) + "]");
+    return items;
   }
   SceneObject object(const std::string& key) { return {take(key), file_, qualified(key)}; }
   const json& raw(const std::string& key) { return take(key); }
@@ -118,6 +128,10 @@ fem::Obstacle read_obstacle(SceneObject obstacle) {
     if (obstacle.has("velocity")) piston.velocity = obstacle.vector("velocity");
     if (obstacle.has("start_time")) piston.start_time = obstacle.number("start_time");
     if (obstacle.has("stop_time")) piston.stop_time = obstacle.number("stop_time");
+    if (obstacle.has("return_time")) {
+      piston.return_time = obstacle.number("return_time");
+      if (piston.return_time < piston.stop_time) obstacle.fail("return_time", "must not come before stop_time");
+    }
     result = piston;
   } else {
     obstacle.fail("type", "is '" + type + "'; expected plane, sphere, cylinder or piston");
@@ -126,11 +140,34 @@ fem::Obstacle read_obstacle(SceneObject obstacle) {
   return result;
 }
 
-void read_material(SceneObject material, CorotScene& scene) {
-  if (material.has("youngs")) scene.material.youngs_modulus = material.positive("youngs");
-  if (material.has("poisson")) scene.material.poisson_ratio = material.number("poisson");
-  if (material.has("density")) scene.material.density = material.positive("density");
+MaterialOverrides read_material(SceneObject material) {
+  MaterialOverrides overrides;
+  if (material.has("youngs")) overrides.youngs_modulus = material.positive("youngs");
+  if (material.has("poisson")) overrides.poisson_ratio = material.number("poisson");
+  if (material.has("density")) overrides.density = material.positive("density");
   material.finish();
+  return overrides;
+}
+
+MaterialRegion read_region(SceneObject region) {
+  MaterialRegion result;
+  if (region.has("sphere") == region.has("box")) region.fail("sphere", "or \"box\": give exactly one of them");
+  if (region.has("sphere")) {
+    SceneObject sphere = region.object("sphere");
+    result.shape = fem::Sphere{sphere.vector("center"), sphere.positive("radius")};
+    sphere.finish();
+  } else {
+    SceneObject box = region.object("box");
+    const AxisAlignedBox extent{box.vector("min"), box.vector("max")};
+    if (!(extent.low.x <= extent.high.x && extent.low.y <= extent.high.y && extent.low.z <= extent.high.z)) {
+      box.fail("min", "must not exceed max in any coordinate");
+    }
+    result.shape = extent;
+    box.finish();
+  }
+  result.material = read_material(region.object("material"));
+  region.finish();
+  return result;
 }
 
 void read_mesh_keys(SceneObject& root, const std::filesystem::path& folder, CorotScene& scene) {
@@ -200,7 +237,7 @@ void read_scene_file(const std::filesystem::path& path, CorotScene& scene) {
 
   SceneObject root(document, file, "");
   read_mesh_keys(root, path.parent_path(), scene);
-  if (root.has("material")) read_material(root.object("material"), scene);
+  if (root.has("material")) scene.material = read_material(root.object("material")).applied_to(scene.material);
   if (root.has("rayleigh")) {
     SceneObject rayleigh = root.object("rayleigh");
     if (rayleigh.has("alpha")) scene.rayleigh_alpha = rayleigh.number("alpha");
@@ -216,12 +253,12 @@ void read_scene_file(const std::filesystem::path& path, CorotScene& scene) {
   if (root.has("contact_stiffness")) scene.contact_stiffness = root.number("contact_stiffness");
   if (root.has("initial_velocity")) scene.initial_velocity = root.vector("initial_velocity");
   if (root.has("obstacles")) {
-    const json& obstacles = root.raw("obstacles");
-    if (!obstacles.is_array()) root.fail("obstacles", "is not an array");
     scene.obstacles.clear();
-    for (std::size_t i = 0; i < obstacles.size(); ++i) {
-      scene.obstacles.push_back(read_obstacle(SceneObject(obstacles[i], file, "obstacles[" + std::to_string(i) + "]")));
-    }
+    for (SceneObject& obstacle : root.objects("obstacles")) scene.obstacles.push_back(read_obstacle(std::move(obstacle)));
+  }
+  if (root.has("regions")) {
+    scene.regions.clear();
+    for (SceneObject& region : root.objects("regions")) scene.regions.push_back(read_region(std::move(region)));
   }
   root.finish();
 }
@@ -292,6 +329,41 @@ fem::CorotationalOptions simulation_options(const CorotScene& scene, bool thin_s
   options.warp_canceling.identity_node_rotations = thin_sheet;
   options.threads = threads;
   return options;
+}
+
+fem::Material MaterialOverrides::applied_to(fem::Material base) const {
+  base.youngs_modulus = youngs_modulus.value_or(base.youngs_modulus);
+  base.poisson_ratio = poisson_ratio.value_or(base.poisson_ratio);
+  base.density = density.value_or(base.density);
+  return base;
+}
+
+bool MaterialRegion::contains(const fem::Vec3& point) const {
+  if (const auto* sphere = std::get_if<fem::Sphere>(&shape)) return linalg::norm(point - sphere->center) <= sphere->radius;
+  const auto& box = std::get<AxisAlignedBox>(shape);
+  for (int axis = 0; axis < 3; ++axis) {
+    if (point[axis] < box.low[axis] || point[axis] > box.high[axis]) return false;
+  }
+  return true;
+}
+
+fem::ElasticBody make_scene_body(fem::TetMesh placed, const CorotScene& scene, std::string_view source) {
+  if (scene.regions.empty()) return fem::make_elastic_body(std::move(placed), scene.material, source);
+  // Material 0 is the base, material r + 1 region r's.
+  std::vector<fem::Material> materials{scene.material};
+  for (const MaterialRegion& region : scene.regions) materials.push_back(region.material.applied_to(scene.material));
+  std::vector<fem::Index> element_material(static_cast<std::size_t>(placed.tet_count()), 0);
+  for (fem::Index e = 0; e < placed.tet_count(); ++e) {
+    fem::Vec3 centroid;
+    for (const auto& corner : placed.tet_points(e)) centroid += 0.25 * fem::Vec3{corner[0], corner[1], corner[2]};
+    for (std::size_t r = scene.regions.size(); r-- > 0;) {
+      if (scene.regions[r].contains(centroid)) {
+        element_material[static_cast<std::size_t>(e)] = static_cast<fem::Index>(r + 1);
+        break;
+      }
+    }
+  }
+  return fem::make_elastic_body(std::move(placed), std::move(materials), std::move(element_material), source);
 }
 
 void place_above_ground(fem::TetMesh& mesh, double drop_height) {

@@ -17,13 +17,24 @@
 //       {"type": "sphere", "center": [0, 0.1, 0], "radius": 0.1},
 //       {"type": "cylinder", "end_a": [-1, 0.1, 0], "end_b": [1, 0.1, 0], "radius": 0.05},
 //       {"type": "piston", "center": [0, 1, 0], "half_extents": [0.5, 0.1, 0.5],
-//        "velocity": [0, -0.5, 0], "start_time": 0.5, "stop_time": 1.5}
+//        "velocity": [0, -0.5, 0], "start_time": 0.5, "stop_time": 1.5,
+//        "return_time": 2.0}                            // optional: the stroke back up
+//     ],
+//     "regions": [                                      // per-element materials, later wins
+//       {"sphere": {"center": [0, 0.3, 0], "radius": 0.1}, "material": {"youngs": 1.5e9}},
+//       {"box": {"min": [-1, 0, -1], "max": [1, 0.05, 1]}, "material": {"density": 2000}}
 //     ]
 //   }
+// Region shapes are in the scene's coordinates, those of frame 0 (the mesh already placed
+// drop_height above the ground and centred over x = z = 0); an element belongs to the last
+// region holding its centroid, and the material keys a region leaves out are the base's.
+// Bundled scenes (seed 000 §5.1 and Table V) are in data/scenes/.
 #include <filesystem>
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <string_view>
+#include <variant>
 #include <vector>
 
 #include "fem/corotational_simulation.hpp"
@@ -32,6 +43,30 @@
 #include "mesh_source.hpp"
 
 namespace cholsim::apps {
+
+/// The axis-aligned box {x : low ≤ x ≤ high} (per component).
+struct AxisAlignedBox {
+  fem::Vec3 low;
+  fem::Vec3 high;
+};
+
+/// Material values a scene gives; those left out keep the material they are applied to.
+struct MaterialOverrides {
+  std::optional<double> youngs_modulus;
+  std::optional<double> poisson_ratio;
+  std::optional<double> density;
+
+  [[nodiscard]] fem::Material applied_to(fem::Material base) const;
+};
+
+/// Part of the body made of another material (seed 000 §5.1: the spider's legs and body are
+/// about 300× stiffer than its joints and thread): the elements whose centroid lies inside.
+struct MaterialRegion {
+  std::variant<fem::Sphere, AxisAlignedBox> shape;
+  MaterialOverrides material;
+
+  [[nodiscard]] bool contains(const fem::Vec3& point) const;
+};
 
 struct CorotScene {
   MeshSourceOptions mesh;
@@ -50,6 +85,7 @@ struct CorotScene {
   double contact_stiffness = 0.0;    ///< 0: the simulation's default for the mesh
   fem::Vec3 initial_velocity{0.0, 0.0, 0.0};
   std::vector<fem::Obstacle> obstacles;  ///< besides the ground
+  std::vector<MaterialRegion> regions;   ///< per-element materials over the base `material`
 };
 
 /// A scene file or flag value that cannot be used; what() names the file (with the line for
@@ -77,5 +113,10 @@ fem::CorotationalOptions simulation_options(const CorotScene& scene, bool thin_s
 
 /// Moves `mesh` so that its lowest point is `drop_height` above y = 0, centred over x = z = 0.
 void place_above_ground(fem::TetMesh& mesh, double drop_height);
+
+/// The elastic body of the placed mesh with the scene's materials: the base material, and each
+/// region's for the elements whose centroid it holds (the last such region). Throws
+/// std::invalid_argument for an invalid material, naming it.
+fem::ElasticBody make_scene_body(fem::TetMesh placed, const CorotScene& scene, std::string_view source);
 
 }  // namespace cholsim::apps

@@ -133,3 +133,44 @@ if(EXISTS /usr/bin/tetgen AND EXISTS ${corot_surface})
     ARGS "corot|--mesh|${corot_surface}|--scale|0.2|--frames|1|--out|${CMAKE_CURRENT_BINARY_DIR}/corot_surface|--json"
     JSON_KEYS "tetgen_command|nodes|tets" STDERR_REGEX "ran: /usr/bin/tetgen -pYq2 surface\\.off")
 endif()
+
+# Per-element materials from scene regions (seed 000 §5.1's 300× stiffness contrast): a box
+# region over x ≥ 0 of the 4-cell bar holds exactly its two x ≥ 0 cells, 48 of the 96 tets.
+file(WRITE ${corot_data}/corot_regions.json [[
+{
+  "builtin": "box", "resolution": 4, "frames": 1, "dt": 0.01, "drop_height": 0.02,
+  "material": {"youngs": 1e6},
+  "regions": [
+    {"sphere": {"center": [-0.2, 0.1, 0], "radius": 0.01}, "material": {"youngs": 2e6}},
+    {"box": {"min": [0, -1, -1], "max": [1, 1, 1]}, "material": {"youngs": 3e8, "density": 1200}}
+  ]
+}
+]])
+cholsim_app_test(scene_regions
+  ARGS "corot|--scene|${corot_data}/corot_regions.json|--out|${CMAKE_CURRENT_BINARY_DIR}/corot_regions|--json"
+  JSON_KEYS "material_regions|region_elements|stiffness_contrast"
+  STDOUT_REGEX "\"material_regions\": 2,.*\"region_elements\": 48,.*\"stiffness_contrast\": 300\\.0")
+file(WRITE ${corot_data}/corot_region_two_shapes.json
+  "{\"regions\": [{\"sphere\": {\"center\": [0, 0, 0], \"radius\": 1}, \"box\": {\"min\": [0, 0, 0], \"max\": [1, 1, 1]}, \"material\": {}}]}\n")
+cholsim_app_test(scene_region_two_shapes ARGS "corot|--scene|${corot_data}/corot_region_two_shapes.json"
+  EXPECT_EXIT 2 STDERR_REGEX "regions\\[0\\]\\.sphere or \"box\": give exactly one of them" STDOUT_EMPTY)
+file(WRITE ${corot_data}/corot_region_inside_out.json
+  "{\"regions\": [{\"box\": {\"min\": [0, 2, 0], \"max\": [1, 1, 1]}, \"material\": {\"youngs\": 1e7}}]}\n")
+cholsim_app_test(scene_region_inside_out ARGS "corot|--scene|${corot_data}/corot_region_inside_out.json"
+  EXPECT_EXIT 2 STDERR_REGEX "regions\\[0\\]\\.box\\.min must not exceed max" STDOUT_EMPTY)
+file(WRITE ${corot_data}/corot_region_bad_material.json
+  "{\"builtin\": \"box\", \"resolution\": 2, \"regions\": [{\"box\": {\"min\": [0, 0, 0], \"max\": [1, 1, 1]}, \"material\": {\"poisson\": 0.7}}]}\n")
+cholsim_app_test(scene_region_bad_material ARGS "corot|--scene|${corot_data}/corot_region_bad_material.json|--out|${CMAKE_CURRENT_BINARY_DIR}/corot_bad"
+  EXPECT_EXIT 2 STDERR_REGEX "Poisson ratio must be in" STDOUT_EMPTY)
+file(WRITE ${corot_data}/corot_piston_returns_early.json
+  "{\"obstacles\": [{\"type\": \"piston\", \"center\": [0, 1, 0], \"half_extents\": [1, 0.1, 1], \"velocity\": [0, -1, 0], \"start_time\": 0, \"stop_time\": 1, \"return_time\": 0.5}]}\n")
+cholsim_app_test(scene_piston_returns_early ARGS "corot|--scene|${corot_data}/corot_piston_returns_early.json"
+  EXPECT_EXIT 2 STDERR_REGEX "obstacles\\[0\\]\\.return_time must not come before stop_time" STDOUT_EMPTY)
+
+# The bundled scenes in data/scenes run (two frames each): the §5.1 sheet draped over a sphere,
+# and a model with a 300× stiffness contrast.
+foreach(scene sheet_drape two_materials)
+  cholsim_app_test(bundled_scene_${scene}
+    ARGS "corot|--scene|${PROJECT_SOURCE_DIR}/data/scenes/${scene}.json|--frames|2|--out|${CMAKE_CURRENT_BINARY_DIR}/corot_${scene}|--json"
+    JSON_KEYS "${corot_json_keys}|lowest_y_m|max_speed_m_s|inverted_elements" STDOUT_REGEX "\"frames\": 2,")
+endforeach()
