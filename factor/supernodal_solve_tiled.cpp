@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 
 #include "factor/supernodal_solve_vectors.hpp"
 
@@ -17,10 +18,10 @@ constexpr Index kTileRows = TiledSolveFactor::kTileRows;
 constexpr Index kPanelColumns = TiledSolveFactor::kPanelColumns;
 /// Right-hand sides one pass over L handles; more are split into groups of this many.
 constexpr Index kKernelWidth = 4;
-/// How far ahead of its reads (in values; backwards in the backward substitution) each
+/// How far ahead of its reads (in bytes; backwards in the backward substitution) each
 /// substitution asks for L: the layout makes both passes one stream, so a single distance
 /// covers panel and supernode boundaries alike.
-constexpr std::ptrdiff_t kPrefetchDistance = 2048;
+constexpr std::ptrdiff_t kPrefetchBytes = 16384;
 
 std::size_t at(std::int64_t i) { return static_cast<std::size_t>(i); }
 
@@ -31,18 +32,23 @@ std::int64_t panel_values(Index width, Index rows_below) {
   return std::int64_t{width} * width + std::int64_t{tile_count(rows_below)} * kTileRows * width;
 }
 
-/// What the substitutions read, as plain pointers.
+/// What the substitutions read, as plain pointers; L's values in double or single precision
+/// (`Stored`), the arithmetic always in double.
+template <typename Stored>
 struct Layout {
   const Supernode* supernodes;
   Index supernode_count;
   const Panel* panels;
   const Index* below_rows;
-  const double* values;
-  const double* values_end;
+  const Stored* values;
+  const Stored* values_end;
+  /// kPrefetchBytes in values.
+  static constexpr std::ptrdiff_t prefetch_distance = kPrefetchBytes / static_cast<std::ptrdiff_t>(sizeof(Stored));
 };
 
 /// Asks for the value `distance` values from p (a negative distance: before p) if it lies in L.
-CHOLSIM_INLINE void prefetch_at(const Layout& l, const double* p, std::ptrdiff_t distance) {
+template <typename Stored>
+CHOLSIM_INLINE void prefetch_at(const Layout<Stored>& l, const Stored* p, std::ptrdiff_t distance) {
   const std::ptrdiff_t target = (p - l.values) + distance;
   if (target >= 0 && target < l.values_end - l.values) __builtin_prefetch(l.values + target);
 }
@@ -53,14 +59,14 @@ CHOLSIM_INLINE void prefetch_at(const Layout& l, const double* p, std::ptrdiff_t
 
 /// z(rows [r, r + kTileRows)) −= tile · x, x = z(the panel's own rows): the tile's columns
 /// streamed in order, the products held in registers.
-template <typename Vector, int Width>
-CHOLSIM_INLINE void subtract_tile_product(const Layout& l, const double* tile, Index width, const double* x,
+template <typename Vector, int Width, typename Stored>
+CHOLSIM_INLINE void subtract_tile_product(const Layout<Stored>& l, const Stored* tile, Index width, const double* x,
                                           double* rows, std::size_t ld) {
   constexpr Index lanes = kLanes<Vector>;
   constexpr int vectors = static_cast<int>(kTileRows / lanes);
   Vector sum[Width][vectors] = {};
   for (Index j = 0; j < width; ++j) {
-    prefetch_at(l, tile + j * kTileRows, kPrefetchDistance);
+    prefetch_at(l, tile + j * kTileRows, l.prefetch_distance);
     Vector column[vectors];
     for (int q = 0; q < vectors; ++q) load(column[q], tile + j * kTileRows + q * lanes);
     for (int c = 0; c < Width; ++c) {
@@ -81,19 +87,19 @@ CHOLSIM_INLINE void subtract_tile_product(const Layout& l, const double* tile, I
 /// x(columns [g, g + Columns) of the panel) −= tilesᵀ · z(rows under the panel): each tile's
 /// rows of z loaded once for the Columns columns, the Columns·Width sums reduced across lanes
 /// once at the end.
-template <typename Vector, int Width, int Columns>
-CHOLSIM_INLINE void subtract_transposed_tiles(const Layout& l, const double* tiles, Index tiles_below, Index width,
-                                              Index g, const double* rows, double* x, std::size_t ld) {
+template <typename Vector, int Width, int Columns, typename Stored>
+CHOLSIM_INLINE void subtract_transposed_tiles(const Layout<Stored>& l, const Stored* tiles, Index tiles_below,
+                                              Index width, Index g, const double* rows, double* x, std::size_t ld) {
   constexpr Index lanes = kLanes<Vector>;
   Vector partial[Columns][Width] = {};
   for (Index t = tiles_below - 1; t >= 0; --t) {  // the last tile first: L streams backwards
-    const double* tile = tiles + std::int64_t{t} * kTileRows * width + std::int64_t{g} * kTileRows;
+    const Stored* tile = tiles + std::int64_t{t} * kTileRows * width + std::int64_t{g} * kTileRows;
     const double* z = rows + at(t) * at(kTileRows);
     for (Index h = 0; h < kTileRows; h += lanes) {
       Vector zh[Width];
       for (int c = 0; c < Width; ++c) load(zh[c], z + at(c) * ld + at(h));
       for (int col = 0; col < Columns; ++col) {
-        if (h == 0) prefetch_at(l, tile + col * kTileRows, -kPrefetchDistance);
+        if (h == 0) prefetch_at(l, tile + col * kTileRows, -l.prefetch_distance);
         Vector column;
         load(column, tile + col * kTileRows + h);
         for (int c = 0; c < Width; ++c) partial[col][c] += column * zh[c];
@@ -117,8 +123,8 @@ constexpr int kDotColumns = Width <= 3 ? 4 : 2;
 /// Fills z: the supernode's own rows from y, then its update rows from y (with_update_rows,
 /// the backward step) or zeros (the forward step, which accumulates into them), then zeros for
 /// the kTileRows padding rows.
-template <int Width>
-CHOLSIM_INLINE void load_rows(const Supernode& s, const Layout& l, InterleavedRhs y, Index first, double* z,
+template <int Width, typename Stored>
+CHOLSIM_INLINE void load_rows(const Supernode& s, const Layout<Stored>& l, InterleavedRhs y, Index first, double* z,
                               std::size_t ld, bool with_update_rows) {
   for (Index j = 0; j < s.columns; ++j) {
     const double* source = y.row(s.first_column + j) + first;
@@ -143,14 +149,14 @@ CHOLSIM_INLINE void store_own_rows(const Supernode& s, InterleavedRhs y, Index f
 /// Forward step of one supernode: per panel, x ← L11⁻¹x on its triangle (the stored diagonal
 /// is inverted), then every tile under it subtracts its product from the rows below; the
 /// update rows of z start at zero and are added into y at the end.
-template <typename Vector, int Width>
-CHOLSIM_INLINE void forward_supernode(const Layout& l, const Supernode& s, Index panel_end, InterleavedRhs y,
+template <typename Vector, int Width, typename Stored>
+CHOLSIM_INLINE void forward_supernode(const Layout<Stored>& l, const Supernode& s, Index panel_end, InterleavedRhs y,
                                       Index first, double* z, std::size_t ld) {
   load_rows<Width>(s, l, y, first, z, ld, false);
   for (Index p = s.first_panel; p < panel_end; ++p) {
     const Panel& panel = l.panels[p];
     const Index w = panel.width;
-    const double* triangle = l.values + panel.offset;
+    const Stored* triangle = l.values + panel.offset;
     double* x = z + panel.first;
     for (Index j = 0; j < w; ++j) {
       const double inverse_diagonal = triangle[j * w + j];
@@ -160,7 +166,7 @@ CHOLSIM_INLINE void forward_supernode(const Layout& l, const Supernode& s, Index
         for (int c = 0; c < Width; ++c) x[at(c) * ld + at(i)] -= lij * x[at(c) * ld + at(j)];
       }
     }
-    const double* tile = triangle + std::int64_t{w} * w;
+    const Stored* tile = triangle + std::int64_t{w} * w;
     for (Index r = panel.first + w; r < s.rows; r += kTileRows, tile += std::int64_t{kTileRows} * w) {
       subtract_tile_product<Vector, Width>(l, tile, w, x, z + r, ld);
     }
@@ -175,18 +181,18 @@ CHOLSIM_INLINE void forward_supernode(const Layout& l, const Supernode& s, Index
 /// Backward step of one supernode, panels from the last: x(panel) −= (tiles under it)ᵀ·z(rows
 /// below: final x and the update rows), then x ← L11⁻ᵀx on its triangle, right-looking from
 /// its last row so that the dependency chain is one multiply-add per column.
-template <typename Vector, int Width>
-CHOLSIM_INLINE void backward_supernode(const Layout& l, const Supernode& s, Index panel_end, InterleavedRhs y,
+template <typename Vector, int Width, typename Stored>
+CHOLSIM_INLINE void backward_supernode(const Layout<Stored>& l, const Supernode& s, Index panel_end, InterleavedRhs y,
                                        Index first, double* z, std::size_t ld) {
   load_rows<Width>(s, l, y, first, z, ld, true);
   for (Index p = panel_end - 1; p >= s.first_panel; --p) {
     const Panel& panel = l.panels[p];
     const Index w = panel.width;
-    const double* triangle = l.values + panel.offset;
+    const Stored* triangle = l.values + panel.offset;
     double* x = z + panel.first;
     const Index below = panel.first + w;
     const Index tiles_below = tile_count(s.rows - below);
-    const double* tiles = triangle + std::int64_t{w} * w;
+    const Stored* tiles = triangle + std::int64_t{w} * w;
     constexpr int group = kDotColumns<Width>;
     Index g = 0;
     for (; g + group <= w; g += group) {
@@ -207,8 +213,8 @@ CHOLSIM_INLINE void backward_supernode(const Layout& l, const Supernode& s, Inde
 
 /// One supernode's forward (Forward) or backward step for the `Width` right-hand sides from
 /// column `first`.
-template <typename Vector, bool Forward, int Width>
-CHOLSIM_INLINE void step_group(const Layout& l, Index s, InterleavedRhs y, Index first, double* z, std::size_t ld) {
+template <typename Vector, bool Forward, int Width, typename Stored>
+CHOLSIM_INLINE void step_group(const Layout<Stored>& l, Index s, InterleavedRhs y, Index first, double* z, std::size_t ld) {
   const Supernode& node = l.supernodes[s];
   const Index panel_end = l.supernodes[s + 1].first_panel;
   if constexpr (Forward) {
@@ -219,8 +225,8 @@ CHOLSIM_INLINE void step_group(const Layout& l, Index s, InterleavedRhs y, Index
 }
 
 /// One supernode's step for all right-hand sides, in groups of at most kKernelWidth.
-template <typename Vector, bool Forward>
-CHOLSIM_INLINE void step_supernode(const Layout& l, Index s, InterleavedRhs y, double* z, std::size_t ld) {
+template <typename Vector, bool Forward, typename Stored>
+CHOLSIM_INLINE void step_supernode(const Layout<Stored>& l, Index s, InterleavedRhs y, double* z, std::size_t ld) {
   for (Index first = 0; first < y.count; first += kKernelWidth) {
     switch (std::min(y.count - first, kKernelWidth)) {
       case 1: step_group<Vector, Forward, 1>(l, s, y, first, z, ld); break;
@@ -232,25 +238,28 @@ CHOLSIM_INLINE void step_supernode(const Layout& l, Index s, InterleavedRhs y, d
 }
 
 /// L·Y = Y over the supernodes in order, then Lᵀ·Y = Y in reverse (elimination numbering).
-template <typename Vector>
-CHOLSIM_INLINE void substitute(const Layout& l, InterleavedRhs y, double* z, std::size_t ld) {
+template <typename Vector, typename Stored>
+CHOLSIM_INLINE void substitute(const Layout<Stored>& l, InterleavedRhs y, double* z, std::size_t ld) {
   for (Index s = 0; s < l.supernode_count; ++s) step_supernode<Vector, true>(l, s, y, z, ld);
   for (Index s = l.supernode_count - 1; s >= 0; --s) step_supernode<Vector, false>(l, s, y, z, ld);
 }
 
-void substitute_baseline(const Layout& l, InterleavedRhs y, double* z, std::size_t ld) {
+template <typename Stored>
+void substitute_baseline(const Layout<Stored>& l, InterleavedRhs y, double* z, std::size_t ld) {
   substitute<Pair>(l, y, z, ld);
 }
 
 #if CHOLSIM_SOLVE_AVX2
-__attribute__((target("avx2,fma"))) void substitute_avx2(const Layout& l, InterleavedRhs y, double* z,
+template <typename Stored>
+__attribute__((target("avx2,fma"))) void substitute_avx2(const Layout<Stored>& l, InterleavedRhs y, double* z,
                                                          std::size_t ld) {
   substitute<Quad>(l, y, z, ld);
 }
 
 #endif
 
-void run_substitutions(const Layout& l, InterleavedRhs y, double* z, std::size_t ld) {
+template <typename Stored>
+void run_substitutions(const Layout<Stored>& l, InterleavedRhs y, double* z, std::size_t ld) {
 #if CHOLSIM_SOLVE_AVX2
   if (use_avx2_kernels()) return substitute_avx2(l, y, z, ld);
 #endif
@@ -259,7 +268,7 @@ void run_substitutions(const Layout& l, InterleavedRhs y, double* z, std::size_t
 
 }  // namespace
 
-TiledSolveFactor::TiledSolveFactor(const Factor& factor) {
+TiledSolveFactor::TiledSolveFactor(const Factor& factor, Precision precision) : precision_(precision) {
   if (!factor.ok()) {
     throw std::logic_error("TiledSolveFactor: no successful factorization (" +
                            (factor.status().message.empty() ? std::string("not factored") : factor.status().message) +
@@ -314,6 +323,10 @@ TiledSolveFactor::TiledSolveFactor(const Factor& factor) {
       }
     }
   }
+  if (precision_ == Precision::single_values) {
+    single_values_.assign(values_.begin(), values_.end());
+    values_ = {};
+  }
 }
 
 template <typename Entry>
@@ -327,9 +340,17 @@ void TiledSolveFactor::solve_entries(Index count, Entry&& entry) {
     double* row = y.row(i);
     for (Index c = 0; c < count; ++c) row[c] = entry(perm[at(i)], c);
   }
-  const Layout layout{supernodes_.data(), static_cast<Index>(supernodes_.size()) - 1, panels_.data(),
-                      below_rows_.data(), values_.data(), values_.data() + values_.size()};
-  run_substitutions(layout, y, work_.data(), at(work_rows_));
+  const auto substitute_with = [&](const auto& values) {
+    using Stored = typename std::decay_t<decltype(values)>::value_type;
+    const Layout<Stored> layout{supernodes_.data(), static_cast<Index>(supernodes_.size()) - 1, panels_.data(),
+                                below_rows_.data(), values.data(), values.data() + values.size()};
+    run_substitutions(layout, y, work_.data(), at(work_rows_));
+  };
+  if (precision_ == Precision::double_values) {
+    substitute_with(values_);
+  } else {
+    substitute_with(single_values_);
+  }
   for (Index i = 0; i < n_; ++i) {
     const double* row = y.row(i);
     for (Index c = 0; c < count; ++c) entry(perm[at(i)], c) = row[c];

@@ -31,11 +31,19 @@ class TiledSolveFactor {
   /// Rows of a tile below a panel's triangle.
   static constexpr Index kTileRows = 8;
 
+  /// How the copy stores L's values; the arithmetic is in double either way. Single precision
+  /// halves the bytes both substitutions stream, and the solve is bound by them, at the price of
+  /// L's entries rounded to 24 bits: the solution's error grows to about κ(A)·10⁻⁷ relative to
+  /// the right-hand side's solution. Meant for a right-hand side that is a residual, a correction
+  /// to a good estimate, so that the error is relative to the correction
+  /// (fem::OperatorSplittingSimulation solves for each step's motion from the predicted positions).
+  enum class Precision { double_values, single_values };
+
   TiledSolveFactor() = default;
   /// Copies the values of `factor`, which must hold a successful full factorization
   /// (std::logic_error otherwise: not factored, failed, or a partial/Schur factorization).
   /// Later changes to `factor` (refactorize) are not seen: build a new TiledSolveFactor.
-  explicit TiledSolveFactor(const Factor& factor);
+  explicit TiledSolveFactor(const Factor& factor, Precision precision = Precision::double_values);
 
   /// Solves A·X = B in place for every column of B (user numbering, n rows, any number of
   /// columns, up to four per pass over L), like Factor::solve(DenseView). Uses AVX2 kernels
@@ -52,7 +60,10 @@ class TiledSolveFactor {
 
   [[nodiscard]] Index size() const { return n_; }
   /// Values stored: L's lower trapezoid, diagonal triangles and padding rows of the tiles.
-  [[nodiscard]] std::int64_t stored_values() const { return static_cast<std::int64_t>(values_.size()); }
+  [[nodiscard]] std::int64_t stored_values() const {
+    return static_cast<std::int64_t>(precision_ == Precision::double_values ? values_.size() : single_values_.size());
+  }
+  [[nodiscard]] Precision precision() const { return precision_; }
 
   /// One panel: columns [first, first + width) of its supernode (supernode-local numbering).
   struct Panel {
@@ -82,7 +93,9 @@ class TiledSolveFactor {
   std::vector<Index> below_rows_;
   /// Huge pages where the system allows them: both substitutions stream all of it, and with
   /// 4 KiB pages a 15 MB copy outgrows the TLB (the 55K bar's solve time varied 1.4–2.7 ms).
-  std::vector<double, linalg::HugePageAllocator<double>> values_;
+  std::vector<double, linalg::HugePageAllocator<double>> values_;        ///< Precision::double_values
+  std::vector<float, linalg::HugePageAllocator<float>> single_values_;  ///< Precision::single_values
+  Precision precision_ = Precision::double_values;
   Index work_rows_ = 0;              ///< rows of the per-supernode work array (largest padded m)
   std::vector<double> interleaved_;  ///< the permuted right-hand sides, row-interleaved
   std::vector<double> work_;

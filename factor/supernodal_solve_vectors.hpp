@@ -36,6 +36,15 @@ template <typename Vector>
 CHOLSIM_INLINE void load(Vector& v, const double* p) { v = *reinterpret_cast<const Vector*>(p); }
 template <typename Vector>
 CHOLSIM_INLINE void store(double* p, const Vector& v) { *reinterpret_cast<Vector*>(p) = v; }
+/// Loads two or four floats and widens them to doubles (a copy of L kept in single precision).
+using PairOfFloats = float __attribute__((vector_size(8), aligned(4)));
+using QuadOfFloats = float __attribute__((vector_size(16), aligned(4)));
+CHOLSIM_INLINE void load(Pair& v, const float* p) {
+  v = __builtin_convertvector(*reinterpret_cast<const PairOfFloats*>(p), Pair);
+}
+CHOLSIM_INLINE void load(Quad& v, const float* p) {
+  v = __builtin_convertvector(*reinterpret_cast<const QuadOfFloats*>(p), Quad);
+}
 
 /// Interleaved right-hand sides: element (i, c) at data[i·count + c].
 struct InterleavedRhs {

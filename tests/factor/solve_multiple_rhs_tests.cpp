@@ -16,6 +16,7 @@
 #include "factor/supernodal_solve_tiled.hpp"
 #include "factor_test_matrices.hpp"
 #include "linalg/blas.hpp"
+#include "linalg/csc_matrix.hpp"
 #include "linalg/generators.hpp"
 
 namespace cholsim::factor {
@@ -143,6 +144,52 @@ TEST_P(SolveMultipleRhs, TiledCopyBaselineKernelsEqualDenseSolveForEveryCount) {
   } force_baseline;
   const auto [index, amalgamate] = GetParam();
   expect_solves_equal_dense_solves(index, amalgamate, Solver::tiled);
+}
+
+// The copy kept in single precision (TiledSolveFactor::Precision::single_values) solves with
+// a backward error of single precision, not double: every column's residual is small against
+// |A|·|x| + |b| (componentwise), with the AVX2 and the SSE2 kernels alike.
+TEST_P(SolveMultipleRhs, SinglePrecisionCopyHasASinglePrecisionBackwardError) {
+  const auto matrices = solve_test_matrices();
+  const auto [index, amalgamate] = GetParam();
+  const NamedMatrix& named = matrices[static_cast<std::size_t>(index)];
+  SCOPED_TRACE(named.name);
+  const auto& a = named.matrix;
+  const Index n = a.size();
+  AnalyzeOptions options;
+  options.amalgamation.enabled = amalgamate;
+  Factor factor(analyze(a, options));
+  ASSERT_TRUE(factor.factorize(a, {.threads = 1}).ok()) << factor.status().message;
+  TiledSolveFactor single(factor, TiledSolveFactor::Precision::single_values);
+  EXPECT_EQ(single.precision(), TiledSolveFactor::Precision::single_values);
+  linalg::SymmetricCscMatrix magnitude = a;
+  for (double& value : magnitude.lower.values) value = std::abs(value);
+  for (const bool baseline : {false, true}) {
+    SCOPED_TRACE(baseline ? "SSE2 kernels" : "AVX2 kernels where available");
+    if (baseline) setenv("CHOLSIM_SOLVE_BASELINE", "1", 1);
+    constexpr Index kCount = 3;
+    const std::vector<double> b = random_right_hand_sides(n, kCount, 7);
+    std::vector<double> x = b;
+    single.solve(linalg::DenseView{x.data(), n, kCount, std::max<Index>(1, n)});
+    unsetenv("CHOLSIM_SOLVE_BASELINE");
+    double worst = 0.0;
+    for (Index c = 0; c < kCount; ++c) {
+      const std::span<const double> xc(x.data() + c * n, static_cast<std::size_t>(n));
+      const std::span<const double> bc(b.data() + c * n, static_cast<std::size_t>(n));
+      std::vector<double> ax(static_cast<std::size_t>(n));
+      std::vector<double> bound(static_cast<std::size_t>(n));
+      std::vector<double> abs_x(xc.begin(), xc.end());
+      for (double& value : abs_x) value = std::abs(value);
+      linalg::symmetric_multiply(a, xc, ax);
+      linalg::symmetric_multiply(magnitude, abs_x, bound);
+      for (Index i = 0; i < n; ++i) {
+        const auto k = static_cast<std::size_t>(i);
+        worst = std::max(worst, std::abs(bc[k] - ax[k]) / (bound[k] + std::abs(bc[k])));
+      }
+    }
+    EXPECT_LT(worst, 1e-5);   // single precision: u = 6·10⁻⁸, times modest growth
+    EXPECT_GT(worst, 1e-12);  // and really not the double-precision copy
+  }
 }
 
 // A multi-column solve gives each column the same answer as solving it alone (the single
