@@ -47,6 +47,7 @@ struct OpsplitCommandOptions {
   std::string fixed = "side:0.03";
   std::string out = "opsplit-out";
   int threads = 2;
+  std::string solve_precision = "single";  ///< of the stored L copy (OperatorSplittingOptions)
   bool json = false;
 };
 
@@ -132,6 +133,7 @@ void add_report_sections(Report& report, const LoadedMesh& loaded, const Opsplit
   report.add_real("density", "density (kg/m^3)", flags.density);
   report.add_real("dt", "time step (s)", flags.time_step);
   report.add_count("volume_iterations", "volume iterations", flags.volume_iterations);
+  report.add_text("solve_precision", "stored L precision", flags.solve_precision);
   report.add_text("fixed", "fixed vertices", flags.fixed);
   report.add_count("fixed_nodes", "fixed nodes", setup.fixed_nodes);
   report.add_count("frames", "frames", totals.frames);
@@ -176,6 +178,8 @@ int run_opsplit(const OpsplitCommandOptions& flags) {
   options.volume_iterations = flags.volume_iterations;
   options.fixed_nodes = fixed_nodes(flags.fixed, loaded.mesh);
   options.threads = flags.threads;
+  options.solve_precision = flags.solve_precision == "double" ? factor::TiledSolveFactor::Precision::double_values
+                                                              : factor::TiledSolveFactor::Precision::single_values;
   progress("prefactoring M + D^T K D for " + format_count(loaded.check.tet_count) + " tets, " +
            format_count(static_cast<std::int64_t>(options.fixed_nodes.size())) + " fixed nodes...");
   fem::OperatorSplittingSimulation simulation(fem::make_elastic_body(loaded.mesh, material, loaded.source),
@@ -256,6 +260,11 @@ void add_opsplit_command(CLI::App& app, CommandAction& action) {
   command->add_option("--fixed", flags->fixed, "Fixed vertices: top:F (top fraction F by height), side:F (+x end), none")
       ->capture_default_str();
   command->add_option("--out", flags->out, "Output folder")->capture_default_str();
+  command->add_option("--solve-precision", flags->solve_precision,
+                      "How the prefactored L is stored for the per-step solve: single (half the bytes; the step "
+                      "solves for its correction, so the error is relative to it) or double")
+      ->check(CLI::IsMember({"single", "double"}))
+      ->capture_default_str();
   command->add_option("--threads", flags->threads, "Threads for element loops and the factorization")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();

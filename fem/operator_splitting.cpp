@@ -122,7 +122,7 @@ void OperatorSplittingSimulation::State::assemble_and_factor() {
   setup.nnz_l = factor.symbolic().stats().nnz_l;
   // Factored once, solved every step: the copy streams L linearly in both substitutions
   // (factor/supernodal_solve_tiled.hpp says why that matters).
-  solver = std::make_unique<factor::TiledSolveFactor>(factor);
+  solver = std::make_unique<factor::TiledSolveFactor>(factor, options.solve_precision);
 }
 
 void OperatorSplittingSimulation::State::predict() {

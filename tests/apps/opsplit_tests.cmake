@@ -2,13 +2,13 @@
 set(cholsim_app_test_group opsplit)
 
 cholsim_app_test(help ARGS "opsplit|--help"
-  STDOUT_REGEX "--mesh.*--builtin.*--stiffness.*--poisson.*--density.*--dt.*--volume-iterations.*--frames.*--fixed.*--out.*--json")
+  STDOUT_REGEX "--mesh.*--builtin.*--stiffness.*--poisson.*--density.*--dt.*--volume-iterations.*--frames.*--fixed.*--out.*--solve-precision.*--json")
 
 # A tiny run: one JSON object with the setup, the per-phase step times and the det F range;
 # progress on stderr; frames that VTK's readers open (3 steps + the initial state of a
 # 4x2x2-cell box: 45 nodes, 96 tets) with velocity and volume_ratio.
 set(opsplit_json_keys
-  "mesh_source|nodes|tets|youngs_modulus|dt|volume_iterations|fixed_nodes|frames|free_nodes|nnz_L"
+  "mesh_source|nodes|tets|youngs_modulus|dt|volume_iterations|solve_precision|fixed_nodes|frames|free_nodes|nnz_L"
   "|analyze_s|factorize_s|rotations_s|rhs_s|solve_s|volume_s|collisions_s|step_s|rotation_fallbacks"
   "|min_volume_ratio|max_volume_error|pvd|vtu_files")
 string(CONCAT opsplit_json_keys ${opsplit_json_keys})
@@ -23,8 +23,8 @@ set_tests_properties(apps.opsplit.frames_read_back PROPERTIES FIXTURES_REQUIRED 
 
 # The human report, and the options of the paper's sweeps.
 cholsim_app_test(text_report
-  ARGS "${opsplit_tiny}|--stiffness|1e7|--dt|0.033|--volume-iterations|5|--fixed|top:0.02|--out|${CMAKE_CURRENT_BINARY_DIR}/opsplit_text"
-  STDOUT_REGEX "mesh\n  source: +builtin box.*mean per-step time.*  solve \\(3 right-hand sides\\): ")
+  ARGS "${opsplit_tiny}|--stiffness|1e7|--dt|0.033|--volume-iterations|5|--fixed|top:0.02|--solve-precision|double|--out|${CMAKE_CURRENT_BINARY_DIR}/opsplit_text"
+  STDOUT_REGEX "mesh\n  source: +builtin box.*stored L precision: +double.*mean per-step time.*  solve \\(3 right-hand sides\\): ")
 
 # Bad input exits 2 with a message and no report.
 cholsim_app_test(bad_fixed ARGS "${opsplit_tiny}|--fixed|middle:0.1|--out|${CMAKE_CURRENT_BINARY_DIR}/opsplit_bad"
@@ -32,5 +32,6 @@ cholsim_app_test(bad_fixed ARGS "${opsplit_tiny}|--fixed|middle:0.1|--out|${CMAK
 cholsim_app_test(bad_poisson ARGS "${opsplit_tiny}|--poisson|0.7|--out|${CMAKE_CURRENT_BINARY_DIR}/opsplit_bad"
   EXPECT_EXIT 2 STDERR_REGEX "error" STDOUT_EMPTY)
 cholsim_app_test(bad_dt ARGS "${opsplit_tiny}|--dt|-1" EXPECT_EXIT 2 STDOUT_EMPTY)
+cholsim_app_test(bad_solve_precision ARGS "${opsplit_tiny}|--solve-precision|half" EXPECT_EXIT 2 STDOUT_EMPTY)
 cholsim_app_test(missing_mesh ARGS "opsplit|--mesh|${CMAKE_CURRENT_BINARY_DIR}/no_such_mesh.node|--frames|1"
   EXPECT_EXIT 2 STDERR_REGEX "no_such_mesh" STDOUT_EMPTY)
