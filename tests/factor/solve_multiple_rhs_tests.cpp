@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <random>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -67,6 +68,15 @@ double max_abs(const std::vector<double>& v) {
   return m;
 }
 
+/// `a` analysed (with or without supernode amalgamation) and factored on one thread.
+Factor factored(const linalg::SymmetricCscMatrix& a, bool amalgamate) {
+  AnalyzeOptions options;
+  options.amalgamation.enabled = amalgamate;
+  Factor factor(analyze(a, options));
+  if (!factor.factorize(a, {.threads = 1}).ok()) throw std::runtime_error(factor.status().message);
+  return factor;
+}
+
 /// Which solve a test runs: Factor::solve, or a TiledSolveFactor copied from the factor.
 enum class Solver { factor, tiled };
 
@@ -79,10 +89,7 @@ void expect_solves_equal_dense_solves(int index, bool amalgamate, Solver solver 
   SCOPED_TRACE(named.name);
   const auto& a = named.matrix;
   const Index n = a.size();
-  AnalyzeOptions options;
-  options.amalgamation.enabled = amalgamate;
-  Factor factor(analyze(a, options));
-  ASSERT_TRUE(factor.factorize(a, {.threads = 1}).ok()) << factor.status().message;
+  Factor factor = factored(a, amalgamate);
   TiledSolveFactor tiled(factor);
 
   for (const Index count : {1, 2, 3, 4, 5, 7, 9}) {
@@ -156,10 +163,7 @@ TEST_P(SolveMultipleRhs, SinglePrecisionCopyHasASinglePrecisionBackwardError) {
   SCOPED_TRACE(named.name);
   const auto& a = named.matrix;
   const Index n = a.size();
-  AnalyzeOptions options;
-  options.amalgamation.enabled = amalgamate;
-  Factor factor(analyze(a, options));
-  ASSERT_TRUE(factor.factorize(a, {.threads = 1}).ok()) << factor.status().message;
+  Factor factor = factored(a, amalgamate);
   TiledSolveFactor single(factor, TiledSolveFactor::Precision::single_values);
   EXPECT_EQ(single.precision(), TiledSolveFactor::Precision::single_values);
   linalg::SymmetricCscMatrix magnitude = a;
@@ -202,10 +206,7 @@ TEST_P(SolveMultipleRhs, ColumnsEqualSingleSolvesAndRepeatedSolvesAgree) {
   SCOPED_TRACE(named.name);
   const auto& a = named.matrix;
   const Index n = a.size();
-  AnalyzeOptions options;
-  options.amalgamation.enabled = amalgamate;
-  Factor factor(analyze(a, options));
-  ASSERT_TRUE(factor.factorize(a, {.threads = 1}).ok()) << factor.status().message;
+  Factor factor = factored(a, amalgamate);
   constexpr Index kCount = 3;
   const std::vector<double> b = random_right_hand_sides(n, kCount, 99);
   std::vector<double> together = b;
