@@ -85,25 +85,24 @@ Options parse_options(int argc, char** argv) {
   for (cholsim::bench::ArgumentCursor arguments(argc, argv); arguments.next();) {
     const std::string& flag = arguments.flag();
     const auto value = [&arguments] { return arguments.value(); };
-    if (flag == "--help" || flag == "-h") {
-      std::fputs(kUsage, stdout);
-      std::exit(0);
+    if (cholsim::bench::is_help_flag(flag)) {
+      cholsim::bench::exit_with_usage(kUsage);
     } else if (flag == "--sizes") {
       options.sizes = parse_list<Index>(value());
     } else if (flag == "--youngs") {
       options.youngs = parse_list<double>(value());
     } else if (flag == "--frames") {
-      options.frames = std::stoi(value());
+      options.frames = bench::parse_positive(flag, value());
     } else if (flag == "--methods") {
       options.methods = parse_list<std::string>(value());
     } else if (flag == "--model") {
       options.model = value();
     } else if (flag == "--threads") {
-      options.threads = std::stoi(value());
+      options.threads = static_cast<int>(bench::parse_number(flag, value()));
     } else if (flag == "--drop-height") {
-      options.drop_height = std::stod(value());
+      options.drop_height = bench::parse_number(flag, value());
     } else if (flag == "--cg-time-limit") {
-      options.cg_time_limit = std::stod(value());
+      options.cg_time_limit = bench::parse_number(flag, value());
     } else {
       throw std::invalid_argument("unknown option '" + flag + "' (see --help)");
     }
@@ -392,15 +391,18 @@ void run_size(const std::string& model_kind, Index tets, const Options& options)
 }  // namespace
 
 int main(int argc, char** argv) {
-  try {
-    Options options = parse_options(argc, argv);
-    if (options.model.empty()) {
-      options.model =
+  const Options options = bench::parse_command_line("bench_corot", [&] {
+    Options parsed = parse_options(argc, argv);
+    if (parsed.model.empty()) {
+      parsed.model =
           fem::tetgen_available() && std::filesystem::exists(bench::find_surface_model("bunny")->path()) ? "bunny" : "ball";
     }
-    if (options.model != "ball" && bench::find_surface_model(options.model) == nullptr) {
+    if (parsed.model != "ball" && bench::find_surface_model(parsed.model) == nullptr) {
       throw std::invalid_argument("--model is bunny, knot or ball");
     }
+    return parsed;
+  });
+  try {
     std::setvbuf(stdout, nullptr, _IOLBF, 0);  // rows appear as they are measured
     std::printf("## bench_corot (seed 000 Table I / IV shape)\n");
     std::printf("max/mean dev: node-position deviation from the exact run over all frames, / longest side\n");

@@ -23,7 +23,7 @@
 // with the recomputed supernodes and flop fraction, the retained bytes, and the distance of the
 // refactorized L̇ to a fresh factorize_with_derivative(A', Ȧ').
 //
-//   bench_factor_derivative [--boxes 20,32,46] [--threads T] [--repeat R] [--refactor-fraction F]
+// Options: bench_factor_derivative --help (kUsage below).
 #include <algorithm>
 #include <array>
 #include <chrono>
@@ -50,7 +50,26 @@ using cholsim::linalg::Index;
 using cholsim::linalg::SymmetricCscMatrix;
 namespace factor = cholsim::factor;
 namespace linalg = cholsim::linalg;
+namespace bench = cholsim::bench;
 using Clock = std::chrono::steady_clock;
+
+constexpr const char* kUsage = R"(usage: bench_factor_derivative [options]
+
+The factor's time derivative (issue 6, seed 002 ch. 5) on elasticity boxes: L and L-dot
+together (factorize_with_derivative) against L alone and against forward and central finite
+differences, with flops, the identity residual and the finite differences' distance to the
+analytic L-dot, as a Markdown table on stdout, progress on stderr.
+
+  --boxes LIST             box sizes in cells per side, 3*(N+1)^3 DOF each (default 20,32,46:
+                           27,783 / 107,811 / 311,469 DOF)
+  --threads T              factorization threads (default 0 = all hardware threads)
+  --repeat R               repetitions, interleaved, the median is reported (default 3)
+  --refactor-fraction F    add a second table: the F*tets tets nearest a point a quarter along
+                           the box's diagonal change, and refactorize_with_derivative is timed
+                           against a full factorize_with_derivative; F in (0, 1] (default: no
+                           second table)
+  --help, -h               this text
+)";
 
 struct Options {
   std::vector<Index> boxes{20, 32, 46};  // 27,783 / 107,811 / 311,469 DOF
@@ -59,29 +78,28 @@ struct Options {
   double refactor_fraction = 0.0;         // 0: no refactorization table
 };
 
-using cholsim::bench::parse_list;
+using bench::parse_list;
 
 Options parse_options(int argc, char** argv) {
   Options options;
-  for (int i = 1; i < argc; ++i) {
-    const std::string flag = argv[i];
-    if (i + 1 >= argc) throw std::invalid_argument("missing value after " + flag);
-    const std::string value = argv[++i];
-    if (flag == "--boxes") {
-      options.boxes = parse_list<Index>(value);
+  for (bench::ArgumentCursor arguments(argc, argv); arguments.next();) {
+    const std::string& flag = arguments.flag();
+    if (bench::is_help_flag(flag)) {
+      bench::exit_with_usage(kUsage);
+    } else if (flag == "--boxes") {
+      options.boxes = parse_list<Index>(arguments.value());
     } else if (flag == "--threads") {
-      options.threads = std::stoi(value);
+      options.threads = static_cast<int>(bench::parse_number(flag, arguments.value()));
     } else if (flag == "--repeat") {
-      options.repeat = std::max(1, std::stoi(value));
+      options.repeat = bench::parse_positive(flag, arguments.value());
     } else if (flag == "--refactor-fraction") {
-      options.refactor_fraction = std::stod(value);
+      const std::string value = arguments.value();
+      options.refactor_fraction = bench::parse_number(flag, value);
       if (!(options.refactor_fraction > 0.0 && options.refactor_fraction <= 1.0)) {
         throw std::invalid_argument("--refactor-fraction must be in (0, 1], got " + value);
       }
     } else {
-      throw std::invalid_argument("unknown option " + flag +
-                                  " (usage: bench_factor_derivative [--boxes 20,32,46] [--threads T] [--repeat R] "
-                                  "[--refactor-fraction F])");
+      throw bench::unknown_option(flag);
     }
   }
   return options;
@@ -324,8 +342,9 @@ void print_table(const std::vector<BoxResult>& results) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  const Options options =
+      bench::parse_command_line("bench_factor_derivative", [&] { return parse_options(argc, argv); });
   try {
-    const Options options = parse_options(argc, argv);
     std::vector<BoxResult> results;
     std::vector<RefactorResult> refactor_results;
     for (Index cells : options.boxes) {

@@ -33,7 +33,6 @@
 #include <filesystem>
 #include <fstream>
 #include <numeric>
-#include <optional>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -85,28 +84,19 @@ struct Options {
   std::string json_file;
 };
 
-int parse_positive(const std::string& flag, const std::string& text) {
-  std::size_t used = 0;
-  int value = 0;
-  try {
-    value = std::stoi(text, &used);
-  } catch (const std::exception&) {
-    used = 0;
-  }
-  if (used != text.size() || value < 1) {
-    throw std::invalid_argument(flag + " expects a positive integer, got '" + text + "'");
-  }
-  return value;
-}
+using cholsim::bench::exit_with_usage;
+using cholsim::bench::is_help_flag;
+using cholsim::bench::parse_command_line;
+using cholsim::bench::parse_positive;
 
-/// Returns nullopt when --help was asked for.
-std::optional<Options> parse_options(int argc, char** argv) {
+/// The options of the command line; --help prints kUsage and exits.
+Options parse_options(int argc, char** argv) {
   Options options;
   for (cholsim::bench::ArgumentCursor arguments(argc, argv); arguments.next();) {
     const std::string& flag = arguments.flag();
     const auto value = [&arguments] { return arguments.value(); };
-    if (flag == "--help" || flag == "-h") {
-      return std::nullopt;
+    if (is_help_flag(flag)) {
+      exit_with_usage(kUsage);
     } else if (flag == "--box") {
       options.boxes.push_back(parse_positive(flag, value()));
     } else if (flag == "--large") {
@@ -529,21 +519,17 @@ std::vector<BenchMatrix> load_matrices(const Options& options) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  const Options options = parse_command_line("bench_factor_vs_cholmod", [&] { return parse_options(argc, argv); });
   try {
-    const std::optional<Options> options = parse_options(argc, argv);
-    if (!options) {
-      std::fputs(kUsage, stdout);
-      return 0;
-    }
     std::vector<std::pair<int, double>> dgemm;
-    for (const int threads : options->threads) {
+    for (const int threads : options.threads) {
       std::fprintf(stderr, "dgemm ceiling, %d thread(s)...\n", threads);
       dgemm.emplace_back(threads, dgemm_gflops(threads));
     }
     std::vector<MatrixResult> results;
-    for (const BenchMatrix& bench : load_matrices(*options)) results.push_back(run_matrix(bench, *options));
+    for (const BenchMatrix& bench : load_matrices(options)) results.push_back(run_matrix(bench, options));
     print_tables(results, dgemm);
-    if (!options->json_file.empty()) write_json(options->json_file, *options, results, dgemm);
+    if (!options.json_file.empty()) write_json(options.json_file, options, results, dgemm);
     return 0;
   } catch (const std::exception& error) {
     std::fprintf(stderr, "bench_factor_vs_cholmod: %s\n", error.what());

@@ -1,11 +1,6 @@
-// Matrix Market read throughput on a ≥ 100 MB symmetric coordinate file.
+// Matrix Market read throughput on a ≥ 100 MB symmetric coordinate file (arguments: see
+// --help, kUsage below).
 //
-// Writes the lower triangle of a 7-point 3D Laplacian-like matrix on a g×g×g grid (default
-// g = 104: n ≈ 1.12M, ≈ 4.5M stored entries, ≈ 160 MB) with randomly permuted node numbers
-// and random full-precision values, reads it back with read_symmetric_matrix_market three
-// times, prints the file size, the median read time and MB/s, then deletes the file.
-//
-// Usage: bench_matrix_market [grid_side] [directory]
 // The file was just written, so reads come from the page cache: this measures the parser,
 // not the disk. CPU seconds (process CPU time) are printed beside wall seconds because on a
 // shared machine the wall time also counts waiting for a core.
@@ -22,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/bench_arguments.hpp"
 #include "linalg/matrix_market.hpp"
 
 namespace {
@@ -29,6 +25,35 @@ namespace {
 using cholsim::linalg::Index;
 using cholsim::linalg::SymmetricCscMatrix;
 using cholsim::linalg::Triplets;
+namespace bench = cholsim::bench;
+
+constexpr const char* kUsage = R"(usage: bench_matrix_market [grid_side [directory]]
+
+Matrix Market read throughput: writes the lower triangle of a 7-point 3D Laplacian-like matrix
+on a grid_side^3 grid, with randomly permuted node numbers and random full-precision values,
+reads it back with read_symmetric_matrix_market three times, prints the file size and the
+median read time (wall and CPU seconds, MB/s), then deletes the file. Exits 1 if a read
+differs from the matrix written.
+
+  grid_side    nodes per side of the grid (default 104: n = 1,124,864, about 4.5M stored
+               entries, about 160 MB)
+  directory    where the temporary file is written (default: the system's temporary
+               directory, $TMPDIR or /tmp)
+  --help, -h   this text
+)";
+
+struct Arguments {
+  Index side = 104;
+  std::filesystem::path directory;  ///< empty: the system's temporary directory
+};
+
+Arguments parse_arguments(int argc, char** argv) {
+  const std::vector<std::string> positional = bench::positional_arguments(argc, argv, kUsage, 2);
+  Arguments arguments;
+  if (!positional.empty()) arguments.side = bench::parse_positive("grid_side", positional[0]);
+  if (positional.size() > 1) arguments.directory = positional[1];
+  return arguments;
+}
 
 SymmetricCscMatrix laplacian_like(Index side, std::mt19937_64& random) {
   const Index n = side * side * side;
@@ -71,8 +96,10 @@ double process_cpu_seconds() {
 
 int main(int argc, char** argv) {
   namespace fs = std::filesystem;
-  const Index side = argc > 1 ? static_cast<Index>(std::atoi(argv[1])) : 104;
-  const fs::path directory = argc > 2 ? fs::path(argv[2]) : fs::temp_directory_path();
+  const Arguments arguments =
+      bench::parse_command_line("bench_matrix_market", [&] { return parse_arguments(argc, argv); });
+  const Index side = arguments.side;
+  const fs::path directory = arguments.directory.empty() ? fs::temp_directory_path() : arguments.directory;
   const std::string path =
       (directory / ("cholsim_bench_mm_" + std::to_string(::getpid()) + ".mtx")).string();
 

@@ -20,8 +20,7 @@
 // fixed-corotated energy minimized by Newton's method (fem/fixed_corotated_newton, relative
 // gradient tolerance 1e-6, definiteness-fixed Hessians refactored every iteration).
 //
-// Usage: bench_opsplit [--sizes 6k,16k,55k,170k,330k] [--steps 20] [--exact-steps 3]
-//                      [--threads 2] [--no-sweeps] [--no-exact] [--newton]
+// Options: bench_opsplit --help (kUsage below).
 // Output: Markdown tables on stdout, progress on stderr.
 #include <algorithm>
 #include <chrono>
@@ -49,6 +48,27 @@ namespace {
 
 using cholsim::linalg::Index;
 namespace fem = cholsim::fem;
+namespace bench = cholsim::bench;
+
+constexpr const char* kUsage = R"(usage: bench_opsplit [options]
+
+Operator-splitting corotated FEM (seed 003) against the exact corotated FEM on spinning bars,
+in the shape of seed 003 Tables 1-3: per-step time vs mesh size (Table 1), vs Young's modulus
+and vs time step on the 16k mesh (Tables 2 and 3). Markdown tables on stdout, progress on
+stderr.
+
+  --sizes LIST       Table 1 meshes, of 6k,16k,55k,170k,330k tets (default all five)
+  --steps N          measured operator-splitting steps per run, after one warm-up step
+                     (default 20)
+  --exact-steps N    measured steps of the exact method, and of Newton with --newton (default 3)
+  --threads T        threads for both methods (default 2)
+  --solve-precision P  how the operator-splitting step's copy of L is stored: single (the
+                     default of fem::OperatorSplittingOptions) or double
+  --no-sweeps        skip Tables 2 and 3 (the Young's modulus and time-step sweeps)
+  --no-exact         skip the exact corotated FEM (no exact columns or speedups)
+  --newton           add a table for Newton on the fixed-corotated energy, on the --sizes meshes
+  --help, -h         this text
+)";
 
 /// Cells (nx, ny, nz) of the bars standing in for seed 003's armadillo resolutions.
 const auto& kMeshSizes = cholsim::bench::opsplit_bar_cells;
@@ -62,6 +82,7 @@ struct Settings {
   bool sweeps = true;
   bool exact = true;
   bool newton = false;
+  cholsim::factor::TiledSolveFactor::Precision solve_precision = fem::OperatorSplittingOptions{}.solve_precision;
 };
 
 struct Scene {
@@ -130,6 +151,7 @@ class OpsplitRun {
     options.time_step = scene.time_step;
     options.volume_iterations = 1;
     options.threads = settings.threads;
+    options.solve_precision = settings.solve_precision;
     const auto start = std::chrono::steady_clock::now();
     sim_ = std::make_unique<fem::OperatorSplittingSimulation>(make_body(scene), options);
     setup_seconds_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -350,10 +372,12 @@ void print_spread(const std::vector<Measurement>& rows) {
 
 Settings parse(int argc, char** argv) {
   Settings s;
-  for (cholsim::bench::ArgumentCursor arguments(argc, argv); arguments.next();) {
+  for (bench::ArgumentCursor arguments(argc, argv); arguments.next();) {
     const std::string& arg = arguments.flag();
     const auto value = [&arguments] { return arguments.value(); };
-    if (arg == "--sizes") {
+    if (bench::is_help_flag(arg)) {
+      bench::exit_with_usage(kUsage);
+    } else if (arg == "--sizes") {
       s.sizes.clear();
       std::stringstream list(value());
       for (std::string item; std::getline(list, item, ',');) {
@@ -361,11 +385,18 @@ Settings parse(int argc, char** argv) {
         s.sizes.push_back(item);
       }
     } else if (arg == "--steps") {
-      s.steps = std::max(1, std::atoi(value().c_str()));
+      s.steps = bench::parse_positive(arg, value());
     } else if (arg == "--exact-steps") {
-      s.exact_steps = std::max(1, std::atoi(value().c_str()));
+      s.exact_steps = bench::parse_positive(arg, value());
     } else if (arg == "--threads") {
-      s.threads = std::max(1, std::atoi(value().c_str()));
+      s.threads = bench::parse_positive(arg, value());
+    } else if (arg == "--solve-precision") {
+      const std::string precision = value();
+      if (precision != "single" && precision != "double") {
+        throw std::invalid_argument("--solve-precision is single or double, not '" + precision + "'");
+      }
+      s.solve_precision = precision == "single" ? cholsim::factor::TiledSolveFactor::Precision::single_values
+                                                : cholsim::factor::TiledSolveFactor::Precision::double_values;
     } else if (arg == "--no-sweeps") {
       s.sweeps = false;
     } else if (arg == "--no-exact") {
@@ -373,7 +404,7 @@ Settings parse(int argc, char** argv) {
     } else if (arg == "--newton") {
       s.newton = true;
     } else {
-      throw std::invalid_argument("unknown argument " + arg);
+      throw bench::unknown_option(arg);
     }
   }
   return s;
@@ -382,16 +413,12 @@ Settings parse(int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  Settings settings;
-  try {
-    settings = parse(argc, argv);
-  } catch (const std::exception& error) {
-    std::fprintf(stderr, "bench_opsplit: %s\n", error.what());
-    return 2;
-  }
+  const Settings settings = bench::parse_command_line("bench_opsplit", [&] { return parse(argc, argv); });
   std::printf("# Operator splitting (seed 003) vs exact corotated FEM, %d threads, E = 1e6 Pa, nu = 0.33, "
-              "dt = 10 ms unless varied\n\n## Table 1: per-step time vs mesh size\n\n",
-              settings.threads);
+              "dt = 10 ms unless varied, L copy in %s precision\n\n## Table 1: per-step time vs mesh size\n\n",
+              settings.threads,
+              settings.solve_precision == cholsim::factor::TiledSolveFactor::Precision::single_values ? "single"
+                                                                                                     : "double");
   print_header("mesh");
   std::vector<Measurement> table1;
   for (const std::string& size : settings.sizes) {

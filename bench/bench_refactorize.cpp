@@ -87,15 +87,14 @@ Options parse_options(int argc, char** argv) {
   for (cholsim::bench::ArgumentCursor arguments(argc, argv); arguments.next();) {
     const std::string& flag = arguments.flag();
     const auto value = [&arguments] { return arguments.value(); };
-    if (flag == "--help" || flag == "-h") {
-      std::fputs(kUsage, stdout);
-      std::exit(0);
+    if (cholsim::bench::is_help_flag(flag)) {
+      cholsim::bench::exit_with_usage(kUsage);
     } else if (flag == "--box") {
-      options.boxes.push_back(std::stoi(value()));
+      options.boxes.push_back(cholsim::bench::parse_positive(flag, value()));
     } else if (flag == "--model") {
       const std::string text = value();
       const auto colon = text.find(':');
-      ModelRequest request{text.substr(0, colon), colon == std::string::npos ? 100'000 : std::stoi(text.substr(colon + 1))};
+      ModelRequest request{text.substr(0, colon), colon == std::string::npos ? 100'000 : cholsim::bench::parse_positive(flag, text.substr(colon + 1))};
       if (cholsim::bench::find_surface_model(request.name) == nullptr) {
         throw std::invalid_argument("--model: unknown model '" + request.name + "' (bunny, knot)");
       }
@@ -103,13 +102,13 @@ Options parse_options(int argc, char** argv) {
     } else if (flag == "--threads") {
       options.threads = parse_list<int>(value());
     } else if (flag == "--repeat") {
-      options.repeat = std::stoi(value());
+      options.repeat = cholsim::bench::parse_positive(flag, value());
     } else if (flag == "--fractions") {
       options.fractions = parse_list<double>(value());
     } else if (flag == "--tiny") {
-      options.tiny = std::stoi(value());
+      options.tiny = cholsim::bench::parse_positive(flag, value());
     } else if (flag == "--cholmod-seconds") {
-      options.cholmod_seconds = std::stod(value());
+      options.cholmod_seconds = cholsim::bench::parse_number(flag, value());
     } else if (flag == "--no-cholmod") {
       options.cholmod = false;
     } else {
@@ -442,8 +441,8 @@ void run_problem(const Problem& box, const Options& options) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  const Options options = cholsim::bench::parse_command_line("bench_refactorize", [&] { return parse_options(argc, argv); });
   try {
-    const Options options = parse_options(argc, argv);
     std::setvbuf(stdout, nullptr, _IOLBF, 0);  // rows appear as they are measured
     std::printf("## bench_refactorize\n");
     for (int cells : options.boxes) {

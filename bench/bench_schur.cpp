@@ -24,9 +24,11 @@
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
+#include "bench_arguments.hpp"
 #include "factor/cholesky_factor.hpp"
 #include "factor/schur_complement.hpp"
 #include "factor/schur_ordering.hpp"
@@ -48,6 +50,7 @@ constexpr const char* kUsage = R"(usage: bench_schur [options]
   --colliding F      fraction of the Schur nodes with a collision proxy in ΔS (default 0.2)
   --threads T        threads for factorizations and dense kernels (default 2)
   --repeat R         repetitions, medians reported (default 3)
+  --help, -h         this text
 )";
 
 struct Options {
@@ -58,41 +61,31 @@ struct Options {
   int repeat = 3;
 };
 
-[[noreturn]] void usage_error(const std::string& message) {
-  std::fprintf(stderr, "bench_schur: %s\n%s", message.c_str(), kUsage);
-  std::exit(2);
-}
-
 Options parse_options(int argc, char** argv) {
+  namespace bench = cholsim::bench;
   Options options;
-  for (int i = 1; i < argc; ++i) {
-    const std::string flag = argv[i];
-    if (flag == "--help") {
-      std::printf("%s", kUsage);
-      std::exit(0);
-    }
-    if (i + 1 >= argc) usage_error("missing value after " + flag);
-    const std::string value = argv[++i];
-    if (flag == "--cells") {
-      options.cells = static_cast<Index>(std::stol(value));
+  for (bench::ArgumentCursor arguments(argc, argv); arguments.next();) {
+    const std::string& flag = arguments.flag();
+    if (bench::is_help_flag(flag)) {
+      bench::exit_with_usage(kUsage);
+    } else if (flag == "--cells") {
+      options.cells = bench::parse_positive(flag, arguments.value());
     } else if (flag == "--fractions") {
-      options.fractions.clear();
-      for (std::size_t start = 0; start <= value.size();) {
-        const std::size_t comma = std::min(value.find(',', start), value.size());
-        options.fractions.push_back(std::stod(value.substr(start, comma - start)));
-        start = comma + 1;
-      }
+      options.fractions = bench::parse_list<double>(arguments.value());
     } else if (flag == "--colliding") {
-      options.colliding = std::stod(value);
+      options.colliding = bench::parse_number(flag, arguments.value());
     } else if (flag == "--threads") {
-      options.threads = std::stoi(value);
+      options.threads = bench::parse_positive(flag, arguments.value());
     } else if (flag == "--repeat") {
-      options.repeat = std::stoi(value);
+      options.repeat = bench::parse_positive(flag, arguments.value());
     } else {
-      usage_error("unknown option " + flag);
+      throw bench::unknown_option(flag);
     }
   }
-  if (options.cells < 1 || options.threads < 1 || options.repeat < 1) usage_error("values must be positive");
+  for (const double fraction : options.fractions) {
+    if (!(fraction > 0.0 && fraction < 1.0)) throw std::invalid_argument("--fractions must lie in (0, 1)");
+  }
+  if (!(options.colliding >= 0.0 && options.colliding <= 1.0)) throw std::invalid_argument("--colliding must lie in [0, 1]");
   return options;
 }
 
@@ -225,7 +218,7 @@ struct Row {
 }  // namespace
 
 int main(int argc, char** argv) {
-  const Options options = parse_options(argc, argv);
+  const Options options = cholsim::bench::parse_command_line("bench_schur", [&] { return parse_options(argc, argv); });
   linalg::set_blas_threads(options.threads);
   linalg::ElasticityBoxOptions box;
   box.nx = box.ny = box.nz = options.cells;

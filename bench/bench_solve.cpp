@@ -4,9 +4,10 @@
 //     bench_opsplit (6k / 16k / 55k tets), solved with 1 and 3 right-hand sides (x, y, z);
 //   * the 3-dof elasticity matrix M + Δt²K of the same bars (the corotational simulation's
 //     single right-hand side), ordered with dofs_per_node = 3 as fem/ does.
-// cholsim is timed twice: Factor::solve on the factor's own storage, and
-// factor::TiledSolveFactor, the copy of L laid out for repeated solves that the operator-splitting
-// step uses (built once after the factorization; its build is not timed).
+// cholsim is timed three times: Factor::solve on the factor's own storage, and
+// factor::TiledSolveFactor, the copy of L laid out for repeated solves, in double and in single
+// precision (the operator-splitting step's default; built once after the factorization, the
+// builds are not timed). The single-precision copy's residual is single precision's.
 // Both libraries factor the same matrix with the same permutation (cholsim's METIS ordering,
 // given to CHOLMOD, supernodal), single-threaded BLAS. Each repetition solves with cholsim and
 // then CHOLMOD on fresh copies of the same random right-hand side; CHOLMOD uses
@@ -15,7 +16,7 @@
 // medians, nnz(L) of both, effective bandwidth = 2 passes over L's stored values / time, and
 // the relative residuals ‖B − A·X‖_F / ‖B‖_F.
 //
-// Usage: bench_solve [--sizes 6k,16k,55k] [--counts 1,3] [--repeat 51] [--no-elasticity]
+// Options: bench_solve --help (kUsage below).
 // Output: a Markdown table on stdout, progress on stderr.
 #include <cholmod.h>
 
@@ -48,6 +49,22 @@ using cholsim::linalg::SymmetricCscMatrix;
 namespace factor = cholsim::factor;
 namespace fem = cholsim::fem;
 namespace linalg = cholsim::linalg;
+namespace bench = cholsim::bench;
+
+constexpr const char* kUsage = R"(usage: bench_solve [options]
+
+Factor::solve and TiledSolveFactor::solve (L in double and in single precision) against
+cholmod_l_solve2 (same permutation, supernodal, 1 thread) on bench_opsplit's bars: the scalar operator-splitting matrix M + D^T K D
+and the 3-dof elasticity matrix M + dt^2 K. Median and minimum times, bandwidths, ratios and
+residuals as a Markdown table on stdout, progress on stderr.
+
+  --sizes LIST       bars, of 6k,16k,55k,170k,330k tets (default 6k,16k,55k)
+  --counts LIST      right-hand-side counts for the operator-splitting matrix (default 1,3;
+                     the elasticity matrix is always solved with 1)
+  --repeat R         timed repetitions after one warm-up, the median is reported (default 51)
+  --no-elasticity    skip the elasticity matrices
+  --help, -h         this text
+)";
 
 /// Cells (nx, ny, nz) of bench_opsplit's bars (0.9 m long, 3:1:1).
 // The opsplit bars of bench_opsplit (seed 003 Table 1 sizes); the solve bench uses the first three.
@@ -184,6 +201,7 @@ void run_problem(const Problem& problem, const Settings& settings) {
   factor_options.threads = 1;
   if (!ours.factorize(a, factor_options).ok()) throw std::runtime_error(problem.name + ": cholsim factorization failed");
   factor::TiledSolveFactor tiled(ours);
+  factor::TiledSolveFactor single(ours, factor::TiledSolveFactor::Precision::single_values);
   CholmodSolver cholmod(a, ours.symbolic().permutation());
   const auto stored = static_cast<double>(ours.symbolic().factor_value_count());
   const std::int64_t supernodes = ours.symbolic().supernode_count();
@@ -196,9 +214,11 @@ void run_problem(const Problem& problem, const Settings& settings) {
     for (double& v : b) v = uniform(rng);
     std::vector<double> x_ours;
     std::vector<double> x_tiled;
+    std::vector<double> x_single;
     std::vector<double> x_cholmod;
     std::vector<double> ours_seconds;
     std::vector<double> tiled_seconds;
+    std::vector<double> single_seconds;
     std::vector<double> cholmod_seconds;
     for (int r = 0; r < settings.repeat + 1; ++r) {  // repetition 0 warms caches and buffers
       x_ours = b;
@@ -209,51 +229,62 @@ void run_problem(const Problem& problem, const Settings& settings) {
       const auto tiled_start = std::chrono::steady_clock::now();
       tiled.solve(linalg::DenseView{x_tiled.data(), a.size(), count, std::max<Index>(1, a.size())});
       const double tiled_time = seconds_since(tiled_start);
+      x_single = b;
+      const auto single_start = std::chrono::steady_clock::now();
+      single.solve(linalg::DenseView{x_single.data(), a.size(), count, std::max<Index>(1, a.size())});
+      const double single_time = seconds_since(single_start);
       const double cholmod_time = cholmod.solve(b, count, x_cholmod);
       if (r == 0) continue;
       ours_seconds.push_back(our_time);
       tiled_seconds.push_back(tiled_time);
+      single_seconds.push_back(single_time);
       cholmod_seconds.push_back(cholmod_time);
     }
     const double ours_median = median(ours_seconds);
     const double tiled_median = median(tiled_seconds);
+    const double single_median = median(single_seconds);
     const double cholmod_median = median(cholmod_seconds);
     const double bytes = 2.0 * 8.0;  // forward and backward pass read every stored value
     std::printf("| %s | %ld | %ld | %.0f | %.0f | %ld | %.3f (%.3f) | %.2f | %.3f (%.3f) | %.2f | %.3f (%.3f) | %.2f | "
-                "%.2f | %.1e | %.1e | %.1e |\n",
+                "%.3f (%.3f) | %.2f | %.2f | %.1e | %.1e | %.1e | %.1e |\n",
                 problem.name.c_str(), static_cast<long>(a.size()), static_cast<long>(count), stored,
                 cholmod.stored_values, static_cast<long>(supernodes), 1e3 * ours_median,
                 1e3 * *std::min_element(ours_seconds.begin(), ours_seconds.end()), bytes * stored / ours_median / 1e9,
                 1e3 * tiled_median, 1e3 * *std::min_element(tiled_seconds.begin(), tiled_seconds.end()),
-                tiled_median / ours_median, 1e3 * cholmod_median,
+                tiled_median / ours_median, 1e3 * single_median,
+                1e3 * *std::min_element(single_seconds.begin(), single_seconds.end()), single_median / tiled_median,
+                1e3 * cholmod_median,
                 1e3 * *std::min_element(cholmod_seconds.begin(), cholmod_seconds.end()),
                 bytes * cholmod.stored_values / cholmod_median / 1e9, ours_median / cholmod_median,
-                relative_residual(a, x_ours, b), relative_residual(a, x_tiled, b), relative_residual(a, x_cholmod, b));
+                relative_residual(a, x_ours, b), relative_residual(a, x_tiled, b), relative_residual(a, x_single, b),
+                relative_residual(a, x_cholmod, b));
     std::fflush(stdout);
   }
 }
 
 Settings parse(int argc, char** argv) {
   Settings s;
-  for (cholsim::bench::ArgumentCursor arguments(argc, argv); arguments.next();) {
+  for (bench::ArgumentCursor arguments(argc, argv); arguments.next();) {
     const std::string& arg = arguments.flag();
     const auto value = [&arguments] { return arguments.value(); };
-    if (arg == "--sizes") {
-      s.sizes = cholsim::bench::parse_list<std::string>(value());
+    if (bench::is_help_flag(arg)) {
+      bench::exit_with_usage(kUsage);
+    } else if (arg == "--sizes") {
+      s.sizes = bench::parse_list<std::string>(value());
       for (const std::string& size : s.sizes) {
         if (kBarCells.count(size) == 0) throw std::invalid_argument("unknown size " + size + " (6k,16k,55k,170k,330k)");
       }
     } else if (arg == "--counts") {
-      s.counts = cholsim::bench::parse_list<Index>(value());
+      s.counts = bench::parse_list<Index>(value());
       for (const Index count : s.counts) {
         if (count < 1) throw std::invalid_argument("--counts: every count must be ≥ 1");
       }
     } else if (arg == "--repeat") {
-      s.repeat = std::max(1, std::atoi(value().c_str()));
+      s.repeat = bench::parse_positive(arg, value());
     } else if (arg == "--no-elasticity") {
       s.elasticity = false;
     } else {
-      throw std::invalid_argument("unknown argument " + arg);
+      throw bench::unknown_option(arg);
     }
   }
   return s;
@@ -262,22 +293,17 @@ Settings parse(int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  Settings settings;
-  try {
-    settings = parse(argc, argv);
-  } catch (const std::exception& error) {
-    std::fprintf(stderr, "bench_solve: %s\n", error.what());
-    return 2;
-  }
+  const Settings settings = bench::parse_command_line("bench_solve", [&] { return parse(argc, argv); });
   try {
     linalg::set_blas_threads(1);
-    std::printf("# Factor::solve and TiledSolveFactor::solve vs cholmod_l_solve2 (same permutation, supernodal, "
+    std::printf("# Factor::solve and TiledSolveFactor::solve (double, single) vs cholmod_l_solve2 (same permutation, supernodal, "
                 "1 thread), %d repetitions\n\n",
                 settings.repeat);
     std::printf("| matrix | n | rhs | cholsim stored L | CHOLMOD stored L | supernodes | cholsim ms median (min) | "
-                "cholsim GB/s | tiled copy ms median (min) | ratio tiled/cholsim | CHOLMOD ms median (min) | "
-                "CHOLMOD GB/s | ratio cholsim/CHOLMOD | cholsim residual | tiled residual | CHOLMOD residual |\n"
-                "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+                "cholsim GB/s | tiled copy ms median (min) | ratio tiled/cholsim | single-precision tiled copy ms "
+                "median (min) | ratio single/tiled | CHOLMOD ms median (min) | CHOLMOD GB/s | ratio cholsim/CHOLMOD | "
+                "cholsim residual | tiled residual | single residual | CHOLMOD residual |\n"
+                "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
     for (const std::string& size : settings.sizes) {
       run_problem({"opsplit " + size, opsplit_matrix(kBarCells.at(size)), 1, settings.counts}, settings);
     }
