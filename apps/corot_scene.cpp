@@ -247,6 +247,7 @@ void read_scene_file(const std::filesystem::path& path, CorotScene& scene) {
   read_method_keys(root, file, scene);
   if (root.has("frames")) scene.frames = root.positive_integer("frames");
   if (root.has("dt")) scene.time_step = root.positive("dt");
+  if (root.has("steps_per_frame")) scene.steps_per_frame = root.positive_integer("steps_per_frame");
   if (root.has("drop_height")) scene.drop_height = root.number("drop_height");
   if (root.has("ground")) scene.ground = root.boolean("ground");
   if (root.has("friction")) scene.friction = root.number("friction");

@@ -541,6 +541,19 @@ StepTimings& StepTimings::operator+=(const StepTimings& other) {
   return *this;
 }
 
+StepStatistics& StepStatistics::operator+=(const StepStatistics& other) {
+  timings += other.timings;
+  updated_elements += other.updated_elements;
+  updated_supernodes += other.updated_supernodes;
+  recomputed_flop_fraction += other.recomputed_flop_fraction;
+  cg_iterations += other.cg_iterations;
+  cg_converged = cg_converged && other.cg_converged;
+  max_element_error = std::max(max_element_error, other.max_element_error);
+  damped_elements += other.damped_elements;
+  contact_nodes = std::max(contact_nodes, other.contact_nodes);
+  return *this;
+}
+
 StepStatistics CorotationalSimulation::step() { return state_->step(); }
 
 void CorotationalSimulation::set_state(std::span<const double> positions, std::span<const double> velocities) {

@@ -114,6 +114,11 @@ struct StepStatistics {
   double max_element_error = 0.0;   ///< largest ‖f_e,cor − f_e,apx‖ before the update
   Index damped_elements = 0;
   Index contact_nodes = 0;
+
+  /// Adds a later step of the same frame (several steps per output frame): times, work and
+  /// counts add up; the largest element error and contact count are kept; CG has converged
+  /// only if it did in every step.
+  StepStatistics& operator+=(const StepStatistics& other);
 };
 
 /// Sizes of the direct solver's data, for reports.

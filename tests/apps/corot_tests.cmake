@@ -167,9 +167,15 @@ file(WRITE ${corot_data}/corot_piston_returns_early.json
 cholsim_app_test(scene_piston_returns_early ARGS "corot|--scene|${corot_data}/corot_piston_returns_early.json"
   EXPECT_EXIT 2 STDERR_REGEX "obstacles\\[0\\]\\.return_time must not come before stop_time" STDOUT_EMPTY)
 
+# Several steps per written frame: 2 frames of 3 steps of 10 ms end at t = 0.06 s.
+cholsim_app_test(steps_per_frame
+  ARGS "corot|--builtin|box|--resolution|4|--frames|2|--dt|0.01|--drop-height|0.02|--steps-per-frame|3|--out|${CMAKE_CURRENT_BINARY_DIR}/corot_substeps"
+  STDOUT_REGEX "steps per frame: +3.*frames: +2.*final state \\(t = 0\\.060 s\\)")
+cholsim_app_test(bad_steps_per_frame ARGS "corot|--steps-per-frame|0" EXPECT_EXIT 2 STDOUT_EMPTY)
+
 # The bundled scenes in data/scenes run (two frames each): the §5.1 sheet draped over a sphere,
-# and a model with a 300× stiffness contrast.
-foreach(scene sheet_drape two_materials)
+# a model with a 300× stiffness contrast, and Fig. 5's piston squashing a bar.
+foreach(scene sheet_drape two_materials bar_squash)
   cholsim_app_test(bundled_scene_${scene}
     ARGS "corot|--scene|${PROJECT_SOURCE_DIR}/data/scenes/${scene}.json|--frames|2|--out|${CMAKE_CURRENT_BINARY_DIR}/corot_${scene}|--json"
     JSON_KEYS "${corot_json_keys}|lowest_y_m|max_speed_m_s|inverted_elements" STDOUT_REGEX "\"frames\": 2,")

@@ -246,6 +246,32 @@ TEST(CorotationalSimulation, RejectsBadStateAndOptions) {
   EXPECT_THROW(CorotationalSimulation(body, bad), std::invalid_argument);
 }
 
+// Several steps of one output frame add up: times and counts sum, the largest error and
+// contact count are kept, and CG has converged only if every step did.
+TEST(CorotationalSimulation, StepStatisticsOfOneFrameAddUp) {
+  StepStatistics frame;
+  frame.timings.solve = 0.5;
+  frame.timings.total = 1.0;
+  frame.updated_elements = 3;
+  frame.recomputed_flop_fraction = 0.25;
+  frame.cg_iterations = 10;
+  frame.max_element_error = 2.0;
+  frame.contact_nodes = 7;
+  StepStatistics next = frame;
+  next.max_element_error = 1.0;
+  next.contact_nodes = 9;
+  next.cg_converged = false;
+  frame += next;
+  EXPECT_DOUBLE_EQ(frame.timings.solve, 1.0);
+  EXPECT_DOUBLE_EQ(frame.timings.total, 2.0);
+  EXPECT_EQ(frame.updated_elements, 6);
+  EXPECT_DOUBLE_EQ(frame.recomputed_flop_fraction, 0.5);
+  EXPECT_EQ(frame.cg_iterations, 20);
+  EXPECT_DOUBLE_EQ(frame.max_element_error, 2.0);
+  EXPECT_EQ(frame.contact_nodes, 9);
+  EXPECT_FALSE(frame.cg_converged);
+}
+
 TEST(CorotationalSimulation, ReportsStepStatisticsAndElementArrays) {
   const ElasticBody body = test::box_body(2, 0.1, 1e6);
   CorotationalOptions options;
