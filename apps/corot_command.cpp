@@ -48,6 +48,7 @@ struct CorotCommandOptions {
   double rayleigh_alpha = 0.0;
   double rayleigh_beta = 0.0;
   double drop_height = 0.0;
+  bool implicit_contact = false;
   std::string out = "corot-out";
   int threads = 0;
   bool json = false;
@@ -81,6 +82,7 @@ CorotScene resolve_scene(const CorotCommandOptions& flags, const CLI::App& comma
   if (given("--rayleigh-alpha")) scene.rayleigh_alpha = flags.rayleigh_alpha;
   if (given("--rayleigh-beta")) scene.rayleigh_beta = flags.rayleigh_beta;
   if (given("--drop-height")) scene.drop_height = flags.drop_height;
+  if (given("--implicit-contact")) scene.implicit_contact = true;
   return scene;
 }
 
@@ -244,6 +246,7 @@ void add_scene_section(Report& report, const CorotScene& scene, const fem::Corot
   report.add_count("steps_per_frame", "steps per frame", scene.steps_per_frame);
   report.add_count("frames", "frames", scene.frames);
   report.add_count("obstacles", "obstacles", static_cast<std::int64_t>(options.obstacles.size()));
+  report.add_text("contact", "contact springs", options.contact.implicit ? "implicit" : "explicit");
   if (scene.method == fem::CorotationalMethod::warp_canceling) {
     report.add_real("tau", "tau", scene.tau);
     if (scene.budget_fraction) {
@@ -456,6 +459,9 @@ void add_corot_command(CLI::App& app, CommandAction& action) {
   command->add_option("--drop-height", flags->drop_height,
                       "Height of the model's lowest point above the ground in m (default 0.3)")
       ->check(CLI::NonNegativeNumber);
+  command->add_flag("--implicit-contact", flags->implicit_contact,
+                    "Contact springs' stiffness in the system matrix too (stable for stiff springs; "
+                    "refactors the contact nodes' columns when contacts change)");
   command->add_option("--out", flags->out, "Output folder")->capture_default_str();
   command->add_option("--threads", flags->threads, "Factorization threads (0: all hardware threads)")
       ->check(CLI::NonNegativeNumber)

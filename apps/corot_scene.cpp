@@ -252,6 +252,7 @@ void read_scene_file(const std::filesystem::path& path, CorotScene& scene) {
   if (root.has("ground")) scene.ground = root.boolean("ground");
   if (root.has("friction")) scene.friction = root.number("friction");
   if (root.has("contact_stiffness")) scene.contact_stiffness = root.number("contact_stiffness");
+  if (root.has("implicit_contact")) scene.implicit_contact = root.boolean("implicit_contact");
   if (root.has("initial_velocity")) scene.initial_velocity = root.vector("initial_velocity");
   if (root.has("obstacles")) {
     scene.obstacles.clear();
@@ -324,6 +325,7 @@ fem::CorotationalOptions simulation_options(const CorotScene& scene, bool thin_s
   options.obstacles.insert(options.obstacles.end(), scene.obstacles.begin(), scene.obstacles.end());
   options.contact.friction = scene.friction;
   options.contact.stiffness = scene.contact_stiffness;
+  options.contact.implicit = scene.implicit_contact;
   options.warp_canceling.tau = scene.tau;
   options.warp_canceling.budget_fraction = scene.budget_fraction;
   options.warp_canceling.budget_seconds = scene.budget_seconds;

@@ -11,6 +11,7 @@
 //     "method": "wc", "tau": 5e-3, "budget": 0.33,       // or "budget": "0.05s"
 //     "frames": 120, "dt": 0.016667, "steps_per_frame": 1, "drop_height": 0.3,
 //     "ground": true, "friction": 0.5, "contact_stiffness": 0,
+//     "implicit_contact": false,                       // springs' stiffness in A too
 //     "initial_velocity": [0, 0, 0],
 //     "obstacles": [
 //       {"type": "plane", "normal": [0, 1, 0], "offset": 0},
@@ -86,6 +87,7 @@ struct CorotScene {
   bool ground = true;                ///< the plane y = 0
   double friction = 0.5;
   double contact_stiffness = 0.0;    ///< 0: the simulation's default for the mesh
+  bool implicit_contact = false;     ///< fem::PenaltyContact::implicit
   fem::Vec3 initial_velocity{0.0, 0.0, 0.0};
   std::vector<fem::Obstacle> obstacles;  ///< besides the ground
   std::vector<MaterialRegion> regions;   ///< per-element materials over the base `material`

@@ -65,6 +65,14 @@ void check_options(const CorotationalOptions& options) {
   if (options.contact.stiffness < 0.0 || options.contact.friction < 0.0 || options.contact.damping_ratio < 0.0) {
     throw std::invalid_argument("CorotationalSimulation: contact stiffness, friction and damping must be ≥ 0");
   }
+  if (!(options.contact.implicit_block_tolerance >= 0.0)) {
+    throw std::invalid_argument("CorotationalSimulation: contact.implicit_block_tolerance must be ≥ 0");
+  }
+  if (options.contact.implicit && options.method == CorotationalMethod::stiffness_warping) {
+    throw std::invalid_argument(
+        "CorotationalSimulation: implicit contact changes the matrix, and stiffness warping never refactors it; "
+        "use exact, cg or wc");
+  }
   if (!(options.warp_canceling.tau >= 0.0)) {
     throw std::invalid_argument("CorotationalSimulation: warp_canceling.tau must be ≥ 0");
   }
@@ -98,6 +106,9 @@ struct CorotationalSimulation::State {
   std::vector<double> positions;
   std::vector<double> velocities;
   double contact_stiffness = 0.0;
+  /// Implicit contact: the Δt²·k·nnᵀ block each node's spring has in A now (in A's frame: for
+  /// warp-canceling, rotated back by the node's rotation), zero for nodes out of contact.
+  std::vector<Mat3> contact_blocks;
 
   linalg::AssemblyPattern pattern;
   linalg::SymmetricCscMatrix matrix;  ///< A = M + ΔtC + Δt²K on the pattern
@@ -214,6 +225,45 @@ struct CorotationalSimulation::State {
     }
   }
 
+  /// The Δt²·k·nnᵀ block node i's spring should have in A at this step's start: zero unless
+  /// the node is inside an obstacle; in A's frame (Rᵢᵀ·B·Rᵢ, as A is solved as R·A·Rᵀ).
+  [[nodiscard]] Mat3 wanted_contact_block(std::size_t i) const {
+    const Vec3 x{positions[3 * i], positions[3 * i + 1], positions[3 * i + 2]};
+    const ObstacleProximity near = nearest_obstacle(options.obstacles, x, time);
+    if (!(near.distance < 0.0)) return Mat3{};
+    const Mat3 block = (options.time_step * options.time_step * contact_stiffness) * linalg::outer(near.normal, near.normal);
+    const Mat3& r = node_rotations[i];
+    return linalg::transpose(r) * block * r;
+  }
+
+  /// Adds `block` to node i's diagonal block of A (lower storage: column 3i + a holds rows
+  /// 3i + a .. 3i + 2 first, the node's own block being dense).
+  void add_to_node_block(std::size_t i, const Mat3& block) {
+    std::span<double> values = matrix.lower.values;
+    for (int a = 0; a < 3; ++a) {
+      const auto first = static_cast<std::size_t>(matrix.lower.col_ptr[3 * i + static_cast<std::size_t>(a)]);
+      for (int b = a; b < 3; ++b) values[first + static_cast<std::size_t>(b - a)] += block(b, a);
+    }
+  }
+
+  /// Brings A's contact blocks up to this step's contacts (implicit contact); returns the user
+  /// columns whose entries changed. After assemble_all (`rebuilt`), every block is added anew.
+  std::vector<Index> update_contact_blocks(bool rebuilt) {
+    std::vector<Index> changed_columns;
+    if (!options.contact.implicit) return changed_columns;
+    const double tolerance = method() == CorotationalMethod::warp_canceling ? options.contact.implicit_block_tolerance : 0.0;
+    for (std::size_t i = 0; i < contact_blocks.size(); ++i) {
+      if (rebuilt) contact_blocks[i] = Mat3{};
+      const Mat3 wanted = wanted_contact_block(i);
+      const double change = linalg::frobenius_norm(wanted - contact_blocks[i]);
+      if (change == 0.0 || change <= tolerance * linalg::frobenius_norm(wanted)) continue;
+      add_to_node_block(i, wanted - contact_blocks[i]);
+      contact_blocks[i] = wanted;
+      for (Index c = 0; c < kDofsPerNode; ++c) changed_columns.push_back(kDofsPerNode * static_cast<Index>(i) + c);
+    }
+    return changed_columns;
+  }
+
   void refresh_all_frames() {
     for (Index e = 0; e < elements(); ++e) assembled_frames[static_cast<std::size_t>(e)] = current_frame(e);
   }
@@ -268,6 +318,7 @@ struct CorotationalSimulation::State {
                             : default_contact_stiffness(body.node_masses, options.time_step);
     pattern = linalg::AssemblyPattern(nodes(), kDofsPerNode, 4, body.rest.tets);
     matrix = pattern.zero_matrix();
+    contact_blocks.assign(n, Mat3{});
     element_rotations.assign(m, Mat3::identity());
     element_forces.assign(kElementDofs * m, 0.0);
     node_rotations.assign(n, Mat3::identity());
@@ -378,15 +429,23 @@ struct CorotationalSimulation::State {
     stats.timings.error_estimation = watch.lap();
 
     stats.updated_elements = static_cast<Index>(changed_elements.size());
-    if (changed_supernodes.empty()) return;
     // Rebuilding A costs less than a difference update once a quarter of it changes.
-    if (4 * changed_elements.size() > static_cast<std::size_t>(elements())) {
+    const bool rebuild = 4 * changed_elements.size() > static_cast<std::size_t>(elements());
+    if (rebuild) {
       for (const Index e : changed_elements) assembled_frames[static_cast<std::size_t>(e)] = current_frame(e);
       assemble_all();
     } else {
       reassemble_elements(changed_elements);
     }
+    const std::vector<Index> contact_columns = update_contact_blocks(rebuild);
+    if (!contact_columns.empty()) {
+      const std::vector<char> touched = factor::ChangedEntries::columns(contact_columns).marked_supernodes(*symbolic);
+      for (Index s = 0; s < symbolic->supernode_count(); ++s) {
+        if (touched[static_cast<std::size_t>(s)] && !schedule.marked[static_cast<std::size_t>(s)]) changed_supernodes.push_back(s);
+      }
+    }
     stats.timings.matrix_update = watch.lap();
+    if (changed_supernodes.empty()) return;
     factor->refactorize(factor::ChangedEntries::supernodes(std::move(changed_supernodes)), matrix,
                         factor_options(true));
     require_factor_ok("the incremental refactorization");
@@ -399,6 +458,7 @@ struct CorotationalSimulation::State {
   void update_exact_matrix(StepStatistics& stats, Stopwatch& watch) {
     refresh_all_frames();
     assemble_all();
+    update_contact_blocks(true);
     stats.updated_elements = elements();
     stats.timings.matrix_update = watch.lap();
     if (method() != CorotationalMethod::exact) return;
@@ -511,6 +571,7 @@ struct CorotationalSimulation::State {
     fit_node_rotations();
     refresh_all_frames();
     assemble_all();
+    update_contact_blocks(true);
     factor->refactorize(factor::ChangedEntries::all(), matrix, factor_options(true));
     require_factor_ok("the refactorization after set_state");
     std::fill(element_updated.begin(), element_updated.end(), 1);

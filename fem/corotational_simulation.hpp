@@ -39,6 +39,20 @@ struct PenaltyContact {
   double stiffness = 0.0;
   double damping_ratio = 0.5;   ///< fraction of critical damping of a node's contact spring
   double friction = 0.5;        ///< Coulomb coefficient μ
+  /// False: the paper's explicit springs, whose force enters the right-hand side only — cheap,
+  /// but stable only while k·Δt² stays below a few times the mass moving with a node (so at
+  /// 60 Hz a spring stiff enough to hold a piston's load on a 1 MPa body blows up, and a
+  /// warp-canceled matrix, stale and wrapped in per-node rotations, narrows the margin further).
+  /// True: each spring's stiffness k·nnᵀ also enters A at its node (integrated implicitly, as
+  /// the elastic forces are), which lifts that limit; the columns of the nodes whose contact
+  /// changes are then refactored every step (warp-canceling: with the marked supernodes, through
+  /// the retained update blocks). Not for stiffness warping, whose factor never changes.
+  bool implicit = false;
+  /// Implicit contact under warp-canceling: a node's block in A is left as it is while it
+  /// differs from the current Δt²·k·Rᵀnnᵀ R by at most this fraction of it (Frobenius norm) —
+  /// a stale block, like a stale element matrix, only slows the contact's implicit response, the
+  /// force itself is exact. Resting contacts then cost no refactorization. 0: always update.
+  double implicit_block_tolerance = 1e-3;
 };
 
 /// What happens to the elements left stale with a large error (seed 000 §4.4).

@@ -173,9 +173,17 @@ cholsim_app_test(steps_per_frame
   STDOUT_REGEX "steps per frame: +3.*frames: +2.*final state \\(t = 0\\.060 s\\)")
 cholsim_app_test(bad_steps_per_frame ARGS "corot|--steps-per-frame|0" EXPECT_EXIT 2 STDOUT_EMPTY)
 
+# Implicit contact springs are reported; stiffness warping refuses them (its factor is fixed).
+cholsim_app_test(implicit_contact ARGS "${corot_tiny}|--implicit-contact|--out|${CMAKE_CURRENT_BINARY_DIR}/corot_implicit"
+  STDOUT_REGEX "contact springs: +implicit")
+cholsim_app_test(implicit_contact_with_warping
+  ARGS "${corot_tiny}|--implicit-contact|--method|warping|--out|${CMAKE_CURRENT_BINARY_DIR}/corot_bad"
+  EXPECT_EXIT 2 STDERR_REGEX "stiffness warping never refactors" STDOUT_EMPTY)
+
 # The bundled scenes in data/scenes run (two frames each): the §5.1 sheet draped over a sphere,
-# a model with a 300× stiffness contrast, and Fig. 5's piston squashing a bar.
-foreach(scene sheet_drape two_materials bar_squash)
+# a model with a 300× stiffness contrast, and Fig. 5's piston squashing a bar (explicit springs,
+# 600 Hz) and the bunny (implicit springs, 60 Hz).
+foreach(scene sheet_drape two_materials bar_squash bear_squash)
   cholsim_app_test(bundled_scene_${scene}
     ARGS "corot|--scene|${PROJECT_SOURCE_DIR}/data/scenes/${scene}.json|--frames|2|--out|${CMAKE_CURRENT_BINARY_DIR}/corot_${scene}|--json"
     JSON_KEYS "${corot_json_keys}|lowest_y_m|max_speed_m_s|inverted_elements" STDOUT_REGEX "\"frames\": 2,")
