@@ -6,6 +6,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <ostream>
+#include <string>
 
 #include "fem/corotational_element.hpp"
 #include "fem/penalty_contact.hpp"
@@ -100,6 +102,11 @@ struct SquashScene {
   bool implicit_contact;
 };
 
+[[maybe_unused]] void PrintTo(const SquashScene& scene, std::ostream* out) {
+  *out << (scene.method == CorotationalMethod::exact ? "exact" : "warp-canceling") << ", "
+       << (scene.implicit_contact ? "implicit" : "explicit") << " springs";
+}
+
 class SquashedCube : public ::testing::TestWithParam<SquashScene> {};
 
 // Seed 000 §5.1, Fig. 5: a body pressed between the ground and a piston stays stable and
@@ -151,11 +158,17 @@ TEST_P(SquashedCube, RecoversItsShapeWhenThePistonRises) {
   EXPECT_LT(test::max_abs_difference(centered(released), centered(standing)), 0.01 * size);  // ... and it stood up again
 }
 
+// Named test instances: CTest finds tests by the names discovered at build time, and a default
+// name would not say what the instance runs.
 INSTANTIATE_TEST_SUITE_P(MethodsAndContacts, SquashedCube,
                          ::testing::Values(SquashScene{CorotationalMethod::exact, false},
                                            SquashScene{CorotationalMethod::warp_canceling, false},
                                            SquashScene{CorotationalMethod::exact, true},
-                                           SquashScene{CorotationalMethod::warp_canceling, true}));
+                                           SquashScene{CorotationalMethod::warp_canceling, true}),
+                         [](const ::testing::TestParamInfo<SquashScene>& info) {
+                           return std::string(info.param.method == CorotationalMethod::exact ? "Exact" : "WarpCanceling") +
+                                  (info.param.implicit_contact ? "ImplicitSprings" : "ExplicitSprings");
+                         });
 
 class SpinningBody : public ::testing::TestWithParam<CorotationalMethod> {};
 
