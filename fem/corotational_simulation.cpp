@@ -106,9 +106,12 @@ struct CorotationalSimulation::State {
   std::vector<double> positions;
   std::vector<double> velocities;
   double contact_stiffness = 0.0;
+  /// The nodes inside an obstacle at this step's start (one search serves forces and blocks).
+  std::vector<NodeContact> contacts;
   /// Implicit contact: the Δt²·k·nnᵀ block each node's spring has in A now (in A's frame: for
   /// warp-canceling, rotated back by the node's rotation), zero for nodes out of contact.
   std::vector<Mat3> contact_blocks;
+  std::vector<Index> contact_columns;  ///< user columns the last update_contact_blocks changed
 
   linalg::AssemblyPattern pattern;
   linalg::SymmetricCscMatrix matrix;  ///< A = M + ΔtC + Δt²K on the pattern
@@ -225,14 +228,12 @@ struct CorotationalSimulation::State {
     }
   }
 
-  /// The Δt²·k·nnᵀ block node i's spring should have in A at this step's start: zero unless
-  /// the node is inside an obstacle; in A's frame (Rᵢᵀ·B·Rᵢ, as A is solved as R·A·Rᵀ).
-  [[nodiscard]] Mat3 wanted_contact_block(std::size_t i) const {
-    const Vec3 x{positions[3 * i], positions[3 * i + 1], positions[3 * i + 2]};
-    const ObstacleProximity near = nearest_obstacle(options.obstacles, x, time);
-    if (!(near.distance < 0.0)) return Mat3{};
-    const Mat3 block = (options.time_step * options.time_step * contact_stiffness) * linalg::outer(near.normal, near.normal);
-    const Mat3& r = node_rotations[i];
+  /// The Δt²·k·nnᵀ block a contact's spring has in A, in A's frame (Rᵢᵀ·B·Rᵢ, as A is solved
+  /// as R·A·Rᵀ).
+  [[nodiscard]] Mat3 contact_block(const NodeContact& touching) const {
+    const Vec3& n = touching.proximity.normal;
+    const Mat3 block = (options.time_step * options.time_step * contact_stiffness) * linalg::outer(n, n);
+    const Mat3& r = node_rotations[static_cast<std::size_t>(touching.node)];
     return linalg::transpose(r) * block * r;
   }
 
@@ -246,22 +247,24 @@ struct CorotationalSimulation::State {
     }
   }
 
-  /// Brings A's contact blocks up to this step's contacts (implicit contact); returns the user
-  /// columns whose entries changed. After assemble_all (`rebuilt`), every block is added anew.
-  std::vector<Index> update_contact_blocks(bool rebuilt) {
-    std::vector<Index> changed_columns;
-    if (!options.contact.implicit) return changed_columns;
+  /// Brings A's contact blocks up to this step's `contacts` (implicit contact), listing the
+  /// user columns whose entries changed in contact_columns. After assemble_all (`rebuilt`),
+  /// every block is added anew.
+  void update_contact_blocks(bool rebuilt) {
+    contact_columns.clear();
+    if (!options.contact.implicit) return;
     const double tolerance = method() == CorotationalMethod::warp_canceling ? options.contact.implicit_block_tolerance : 0.0;
+    auto touching = contacts.begin();  // in node order: walked beside the nodes
     for (std::size_t i = 0; i < contact_blocks.size(); ++i) {
       if (rebuilt) contact_blocks[i] = Mat3{};
-      const Mat3 wanted = wanted_contact_block(i);
+      Mat3 wanted;
+      if (touching != contacts.end() && static_cast<std::size_t>(touching->node) == i) wanted = contact_block(*touching++);
       const double change = linalg::frobenius_norm(wanted - contact_blocks[i]);
       if (change == 0.0 || change <= tolerance * linalg::frobenius_norm(wanted)) continue;
       add_to_node_block(i, wanted - contact_blocks[i]);
       contact_blocks[i] = wanted;
-      for (Index c = 0; c < kDofsPerNode; ++c) changed_columns.push_back(kDofsPerNode * static_cast<Index>(i) + c);
+      for (Index c = 0; c < kDofsPerNode; ++c) contact_columns.push_back(kDofsPerNode * static_cast<Index>(i) + c);
     }
-    return changed_columns;
   }
 
   void refresh_all_frames() {
@@ -437,7 +440,7 @@ struct CorotationalSimulation::State {
     } else {
       reassemble_elements(changed_elements);
     }
-    const std::vector<Index> contact_columns = update_contact_blocks(rebuild);
+    update_contact_blocks(rebuild);
     if (!contact_columns.empty()) {
       const std::vector<char> touched = factor::ChangedEntries::columns(contact_columns).marked_supernodes(*symbolic);
       for (Index s = 0; s < symbolic->supernode_count(); ++s) {
@@ -481,9 +484,9 @@ struct CorotationalSimulation::State {
       }
     }
     stats.timings.right_hand_side = watch.lap();
-    stats.contact_nodes = add_penalty_contact_forces(options.obstacles, options.contact, contact_stiffness, time,
-                                                     options.time_step, body.node_masses, positions, velocities, b);
-    stats.timings.collisions = watch.lap();
+    add_penalty_contact_forces(contacts, options.contact, contact_stiffness, options.time_step, body.node_masses,
+                               velocities, b);
+    stats.timings.collisions += watch.lap();
     const double dt = options.time_step;
     const Vec3 g = options.gravity;
     for (std::size_t i = 0; i < static_cast<std::size_t>(nodes()); ++i) {
@@ -536,6 +539,9 @@ struct CorotationalSimulation::State {
   StepStatistics step() {
     StepStatistics stats;
     Stopwatch watch;
+    find_contacts(options.obstacles, time, positions, contacts);  // the step's start state
+    stats.contact_nodes = static_cast<Index>(contacts.size());
+    stats.timings.collisions = watch.lap();
     compute_element_rotations_and_forces();
     stats.timings.element_rotations = watch.lap();
     if (uses_node_rotations(method())) fit_node_rotations();
@@ -571,6 +577,7 @@ struct CorotationalSimulation::State {
     fit_node_rotations();
     refresh_all_frames();
     assemble_all();
+    find_contacts(options.obstacles, time, positions, contacts);
     update_contact_blocks(true);
     factor->refactorize(factor::ChangedEntries::all(), matrix, factor_options(true));
     require_factor_ok("the refactorization after set_state");

@@ -18,17 +18,23 @@ double default_contact_stiffness(std::span<const double> node_masses, double tim
   return column_mass / (time_step * time_step);
 }
 
-linalg::Index add_penalty_contact_forces(const std::vector<Obstacle>& obstacles, const PenaltyContact& contact,
-                                         double stiffness, double time, double time_step,
-                                         std::span<const double> node_masses, std::span<const double> positions,
-                                         std::span<const double> velocities, std::span<double> forces) {
-  if (obstacles.empty()) return 0;
-  linalg::Index touching = 0;
-  for (std::size_t i = 0; i < node_masses.size(); ++i) {
+void find_contacts(const std::vector<Obstacle>& obstacles, double time, std::span<const double> positions,
+                   std::vector<NodeContact>& contacts) {
+  contacts.clear();
+  if (obstacles.empty()) return;
+  for (std::size_t i = 0; i < positions.size() / 3; ++i) {
     const Vec3 x{positions[3 * i], positions[3 * i + 1], positions[3 * i + 2]};
     const ObstacleProximity near = nearest_obstacle(obstacles, x, time);
-    if (!(near.distance < 0.0)) continue;
-    ++touching;
+    if (near.distance < 0.0) contacts.push_back({static_cast<linalg::Index>(i), near});
+  }
+}
+
+void add_penalty_contact_forces(std::span<const NodeContact> contacts, const PenaltyContact& contact,
+                                double stiffness, double time_step, std::span<const double> node_masses,
+                                std::span<const double> velocities, std::span<double> forces) {
+  for (const NodeContact& touching : contacts) {
+    const auto i = static_cast<std::size_t>(touching.node);
+    const ObstacleProximity& near = touching.proximity;
     const double mass = node_masses[i];
     const Vec3 relative = Vec3{velocities[3 * i], velocities[3 * i + 1], velocities[3 * i + 2]} - near.velocity;
     const double approach = dot(relative, near.normal);  // < 0 while moving into the obstacle
@@ -45,7 +51,6 @@ linalg::Index add_penalty_contact_forces(const std::vector<Obstacle>& obstacles,
     forces[3 * i + 1] += force.y;
     forces[3 * i + 2] += force.z;
   }
-  return touching;
 }
 
 }  // namespace cholsim::fem

@@ -23,15 +23,26 @@ struct PenaltyContact;
 /// has a wide margin; very soft bodies at coarse steps may need a smaller `stiffness`.
 double default_contact_stiffness(std::span<const double> node_masses, double time_step);
 
-/// Adds the penalty forces to `forces` (3·nodes): a node at depth d > 0 inside its nearest
-/// obstacle gets k·d along the outward normal, minus ζ·2√(k·m) times its normal approach
-/// speed (never pulling), and a tangential friction force opposing its sliding velocity
-/// relative to the obstacle, bounded by μ·(normal force) and by the force that would stop
-/// the sliding within this step (so friction never reverses the motion). Returns the number
-/// of nodes in contact.
-linalg::Index add_penalty_contact_forces(const std::vector<Obstacle>& obstacles, const PenaltyContact& contact,
-                                         double stiffness, double time, double time_step,
-                                         std::span<const double> node_masses, std::span<const double> positions,
-                                         std::span<const double> velocities, std::span<double> forces);
+/// A node inside an obstacle, and where it stands against the nearest one (distance < 0).
+struct NodeContact {
+  linalg::Index node;
+  ObstacleProximity proximity;
+};
+
+/// The nodes of `positions` (3 per node) inside an obstacle at `time`, in node order, into
+/// `contacts` (cleared first; its capacity is kept, so a time step allocates nothing once the
+/// largest contact set has been seen). One search per step serves both the penalty forces and
+/// the implicit springs' matrix blocks.
+void find_contacts(const std::vector<Obstacle>& obstacles, double time, std::span<const double> positions,
+                   std::vector<NodeContact>& contacts);
+
+/// Adds the penalty forces of `contacts` to `forces` (3·nodes): a node at depth d > 0 inside
+/// its nearest obstacle gets k·d along the outward normal, minus ζ·2√(k·m) times its normal
+/// approach speed (never pulling), and a tangential friction force opposing its sliding
+/// velocity relative to the obstacle, bounded by μ·(normal force) and by the force that would
+/// stop the sliding within this step (so friction never reverses the motion).
+void add_penalty_contact_forces(std::span<const NodeContact> contacts, const PenaltyContact& contact,
+                                double stiffness, double time_step, std::span<const double> node_masses,
+                                std::span<const double> velocities, std::span<double> forces);
 
 }  // namespace cholsim::fem
