@@ -2,8 +2,10 @@
 // Command-line helpers shared by the benchmark programs. The house pattern: a `kUsage` raw
 // string per program, --help / -h print it on stdout and exit 0, an unknown option is an error
 // naming --help, and a command line that cannot be parsed exits with kUsageErrorStatus.
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <limits>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -44,34 +46,33 @@ auto parse_command_line(const char* program, Parse&& parse) -> decltype(parse())
   }
 }
 
-/// `text` as an integer ≥ 1; std::invalid_argument naming `what` (the flag or the positional
-/// argument) when it is not one, trailing characters included.
-[[nodiscard]] inline int parse_positive(const std::string& what, const std::string& text) {
-  std::size_t used = 0;
-  int value = 0;
-  try {
-    value = std::stoi(text, &used);
-  } catch (const std::exception&) {
-    used = 0;
-  }
-  if (used != text.size() || value < 1) {
-    throw std::invalid_argument(what + " expects a positive integer, got '" + text + "'");
-  }
-  return value;
-}
-
-/// `text` as a number; std::invalid_argument naming `what` when it is not one, trailing
-/// characters included.
-[[nodiscard]] inline double parse_number(const std::string& what, const std::string& text) {
+/// `text` as a number when all of it is one, else NaN.
+[[nodiscard]] inline double whole_text_as_number(const std::string& text) {
   std::size_t used = 0;
   double value = 0.0;
   try {
     value = std::stod(text, &used);
   } catch (const std::exception&) {
-    used = 0;
+    return std::numeric_limits<double>::quiet_NaN();
   }
-  if (used == 0 || used != text.size()) throw std::invalid_argument(what + " expects a number, got '" + text + "'");
+  return used == text.size() ? value : std::numeric_limits<double>::quiet_NaN();
+}
+
+/// `text` as a number; std::invalid_argument naming `what` (the flag or the positional
+/// argument) when it is not one, trailing characters included.
+[[nodiscard]] inline double parse_number(const std::string& what, const std::string& text) {
+  const double value = whole_text_as_number(text);
+  if (std::isnan(value)) throw std::invalid_argument(what + " expects a number, got '" + text + "'");
   return value;
+}
+
+/// `text` as an integer ≥ 1; std::invalid_argument naming `what` when it is not one.
+[[nodiscard]] inline int parse_positive(const std::string& what, const std::string& text) {
+  const double value = whole_text_as_number(text);
+  if (!(value >= 1.0 && value <= std::numeric_limits<int>::max() && value == std::floor(value))) {
+    throw std::invalid_argument(what + " expects a positive integer, got '" + text + "'");
+  }
+  return static_cast<int>(value);
 }
 
 /// Walks a command line flag by flag: next() moves to the following argument, flag() is
