@@ -118,7 +118,13 @@ void expect_solves_equal_dense_solves(int index, bool amalgamate, Solver solver 
   }
 }
 
-class SolveMultipleRhs : public ::testing::TestWithParam<std::tuple<int, bool>> {};
+class SolveMultipleRhs : public ::testing::TestWithParam<std::tuple<int, bool>> {
+ protected:
+  /// The parameter's test matrix, named in every failure of the test, and its analysis flag.
+  const NamedMatrix named_ = solve_test_matrices()[static_cast<std::size_t>(std::get<0>(GetParam()))];
+  const bool amalgamate_ = std::get<1>(GetParam());
+  const ::testing::ScopedTrace trace_{__FILE__, __LINE__, named_.name};
+};
 
 TEST_P(SolveMultipleRhs, EqualsDenseSolveForEveryCount) {
   const auto [index, amalgamate] = GetParam();
@@ -157,13 +163,9 @@ TEST_P(SolveMultipleRhs, TiledCopyBaselineKernelsEqualDenseSolveForEveryCount) {
 // a backward error of single precision, not double: every column's residual is small against
 // |A|·|x| + |b| (componentwise), with the AVX2 and the SSE2 kernels alike.
 TEST_P(SolveMultipleRhs, SinglePrecisionCopyHasASinglePrecisionBackwardError) {
-  const auto matrices = solve_test_matrices();
-  const auto [index, amalgamate] = GetParam();
-  const NamedMatrix& named = matrices[static_cast<std::size_t>(index)];
-  SCOPED_TRACE(named.name);
-  const auto& a = named.matrix;
+  const auto& a = named_.matrix;
   const Index n = a.size();
-  Factor factor = factored(a, amalgamate);
+  Factor factor = factored(a, amalgamate_);
   TiledSolveFactor single(factor, TiledSolveFactor::Precision::single_values);
   EXPECT_EQ(single.precision(), TiledSolveFactor::Precision::single_values);
   linalg::SymmetricCscMatrix magnitude = a;
@@ -200,13 +202,9 @@ TEST_P(SolveMultipleRhs, SinglePrecisionCopyHasASinglePrecisionBackwardError) {
 // right-hand side goes through BLAS, the columns through the kernels), and a repeated solve
 // gives the same result (no state kept between calls).
 TEST_P(SolveMultipleRhs, ColumnsEqualSingleSolvesAndRepeatedSolvesAgree) {
-  const auto matrices = solve_test_matrices();
-  const auto [index, amalgamate] = GetParam();
-  const NamedMatrix& named = matrices[static_cast<std::size_t>(index)];
-  SCOPED_TRACE(named.name);
-  const auto& a = named.matrix;
+  const auto& a = named_.matrix;
   const Index n = a.size();
-  Factor factor = factored(a, amalgamate);
+  Factor factor = factored(a, amalgamate_);
   constexpr Index kCount = 3;
   const std::vector<double> b = random_right_hand_sides(n, kCount, 99);
   std::vector<double> together = b;
