@@ -16,12 +16,12 @@
 #include <vector>
 
 #include "corot_scene.hpp"
-#include "fem/corotational_element.hpp"
-#include "fem/corotational_simulation.hpp"
-#include "fem/elastic_body.hpp"
-#include "fem/mesh_io.hpp"
-#include "fem/tet_mesh.hpp"
-#include "fem/tetgen.hpp"
+#include "fem/corotational/corotational_simulation.hpp"
+#include "fem/elements/corotational_element.hpp"
+#include "fem/elements/elastic_body.hpp"
+#include "fem/mesh/mesh_io.hpp"
+#include "fem/mesh/tet_mesh.hpp"
+#include "fem/mesh/tetgen.hpp"
 #include "mesh_source.hpp"
 #include "report.hpp"
 #include "timing.hpp"

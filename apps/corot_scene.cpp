@@ -10,7 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "fem/tet_mesh.hpp"
+#include "fem/mesh/tet_mesh.hpp"
 
 namespace cholsim::apps {
 namespace {

@@ -38,9 +38,9 @@
 #include <variant>
 #include <vector>
 
-#include "fem/corotational_simulation.hpp"
-#include "fem/elastic_body.hpp"
-#include "fem/obstacles.hpp"
+#include "fem/contact/obstacles.hpp"
+#include "fem/corotational/corotational_simulation.hpp"
+#include "fem/elements/elastic_body.hpp"
 #include "mesh_source.hpp"
 
 namespace cholsim::apps {

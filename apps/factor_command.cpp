@@ -14,12 +14,12 @@
 #include <CLI/CLI.hpp>
 
 #include "builtin_matrices.hpp"
-#include "factor/cholesky_factor.hpp"
-#include "factor/symbolic.hpp"
-#include "linalg/csc_matrix.hpp"
-#include "linalg/matrix_market.hpp"
+#include "factor/analysis/symbolic.hpp"
+#include "factor/numeric/cholesky_factor.hpp"
 #include "factor_derivative_report.hpp"
 #include "factor_schur.hpp"
+#include "linalg/csc_matrix.hpp"
+#include "linalg/matrix_market.hpp"
 #include "refactor_experiment.hpp"
 #include "report.hpp"
 #include "timing.hpp"

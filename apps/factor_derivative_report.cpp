@@ -5,7 +5,7 @@
 #include <numbers>
 #include <vector>
 
-#include "factor/factor_derivative.hpp"
+#include "factor/derivative/factor_derivative.hpp"
 #include "linalg/matrix_market.hpp"
 #include "timing.hpp"
 

@@ -7,8 +7,8 @@
 #include <memory>
 #include <string>
 
-#include "factor/cholesky_factor.hpp"
-#include "factor/symbolic.hpp"
+#include "factor/analysis/symbolic.hpp"
+#include "factor/numeric/cholesky_factor.hpp"
 #include "linalg/csc_matrix.hpp"
 #include "report.hpp"
 

@@ -8,9 +8,9 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "factor/schur_complement.hpp"
-#include "factor/schur_ordering.hpp"
-#include "factor/schur_system.hpp"
+#include "factor/schur/schur_complement.hpp"
+#include "factor/schur/schur_ordering.hpp"
+#include "factor/schur/schur_system.hpp"
 #include "timing.hpp"
 
 namespace cholsim::apps {

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "factor/cholesky_factor.hpp"
+#include "factor/numeric/cholesky_factor.hpp"
 #include "linalg/csc_matrix.hpp"
 #include "report.hpp"
 

@@ -5,9 +5,9 @@
 #include <cstdlib>
 #include <filesystem>
 
-#include "fem/mesh_io.hpp"
-#include "fem/procedural_meshes.hpp"
-#include "fem/tetgen.hpp"
+#include "fem/mesh/mesh_io.hpp"
+#include "fem/mesh/procedural_meshes.hpp"
+#include "fem/mesh/tetgen.hpp"
 #include "timing.hpp"
 
 namespace cholsim::apps {

@@ -30,7 +30,7 @@
 
 #include <CLI/CLI.hpp>
 
-#include "fem/tet_mesh.hpp"
+#include "fem/mesh/tet_mesh.hpp"
 
 namespace cholsim::apps {
 

@@ -13,10 +13,10 @@
 #include <string>
 #include <vector>
 
-#include "fem/elastic_body.hpp"
-#include "fem/mesh_io.hpp"
-#include "fem/operator_splitting.hpp"
-#include "fem/tet_mesh.hpp"
+#include "fem/elements/elastic_body.hpp"
+#include "fem/mesh/mesh_io.hpp"
+#include "fem/mesh/tet_mesh.hpp"
+#include "fem/opsplit/operator_splitting.hpp"
 #include "mesh_source.hpp"
 #include "report.hpp"
 #include "timing.hpp"

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "factor/update_scheduling.hpp"
+#include "factor/update/update_scheduling.hpp"
 #include "linalg/assembly_pattern.hpp"
 #include "linalg/element_changes.hpp"
 #include "linalg/generators.hpp"

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "builtin_matrices.hpp"
-#include "factor/cholesky_factor.hpp"
+#include "factor/numeric/cholesky_factor.hpp"
 #include "report.hpp"
 
 namespace cholsim::apps {

@@ -8,9 +8,9 @@
 #include <map>
 #include <string>
 
-#include "fem/mesh_io.hpp"
-#include "fem/tet_mesh.hpp"
-#include "fem/tetgen.hpp"
+#include "fem/mesh/mesh_io.hpp"
+#include "fem/mesh/tet_mesh.hpp"
+#include "fem/mesh/tetgen.hpp"
 
 namespace cholsim::bench {
 

@@ -38,7 +38,7 @@ if(CHOLSIM_BUILD_TESTS OR CHOLSIM_BUILD_BENCHMARKS)
   target_link_libraries(cholsim_cholmod INTERFACE ${CHOLMOD_LIBRARY} ${SUITESPARSE_CONFIG_LIBRARY})
 endif()
 
-# cuSOLVER / cuBLAS for the GPU Schur system (factor/schur_dense_backend_cusolver.cpp): host
+# cuSOLVER / cuBLAS for the GPU Schur system (factor/schur/schur_dense_backend_cusolver.cpp): host
 # library calls only, so the toolkit's libraries suffice (no CUDA language needed).
 set(CHOLSIM_HAVE_CUSOLVER OFF)
 if(CHOLSIM_CUDA)

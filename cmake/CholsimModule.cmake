@@ -1,12 +1,14 @@
 # cholsim_add_module(NAME DEPENDS <targets...> PRIVATE_DEPENDS <targets...>)
 #
 # One folder = one module = one library target `cholsim_<name>` with alias `cholsim::<name>`.
-# Sources are the folder's .cpp files; headers are installed under include/cholsim/<name>/ and
-# included as "<name>/<file>.hpp" both inside the tree and by installed consumers.
+# Inside a module, one subfolder per idea (factor/schur/, fem/opsplit/, …). Sources are the
+# .cpp files of the folder and its subfolders; headers are installed under
+# include/cholsim/<name>/ keeping their subfolder, and included as "<name>/<idea>/<file>.hpp"
+# both inside the tree and by installed consumers.
 function(cholsim_add_module name)
   cmake_parse_arguments(ARG "" "" "DEPENDS;PRIVATE_DEPENDS" ${ARGN})
-  file(GLOB sources CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/*.cpp)
-  file(GLOB headers CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/*.hpp)
+  file(GLOB_RECURSE sources CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/*.cpp)
+  file(GLOB_RECURSE headers CONFIGURE_DEPENDS RELATIVE ${CMAKE_CURRENT_SOURCE_DIR} ${CMAKE_CURRENT_SOURCE_DIR}/*.hpp)
   add_library(cholsim_${name} ${sources})
   add_library(cholsim::${name} ALIAS cholsim_${name})
   set_target_properties(cholsim_${name} PROPERTIES EXPORT_NAME ${name} OUTPUT_NAME cholsim_${name})
@@ -23,5 +25,8 @@ function(cholsim_add_module name)
   endif()
   install(TARGETS cholsim_${name} EXPORT cholsimTargets
     ARCHIVE DESTINATION lib LIBRARY DESTINATION lib RUNTIME DESTINATION bin)
-  install(FILES ${headers} DESTINATION include/cholsim/${name})
+  foreach(header ${headers})
+    get_filename_component(subfolder ${header} DIRECTORY)
+    install(FILES ${header} DESTINATION include/cholsim/${name}/${subfolder})
+  endforeach()
 endfunction()

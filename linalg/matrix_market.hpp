@@ -17,7 +17,7 @@
 // `pattern` file the resulting values are all 1.0 whatever the repetitions.
 //
 // Reading loads the whole file into memory and parses it with std::from_chars, so it runs
-// at several hundred MB/s (bench/bench_matrix_market.cpp measures it); writing goes to a
+// at several hundred MB/s (bench/linalg/bench_matrix_market.cpp measures it); writing goes to a
 // temporary file in the target directory that is renamed over the target when complete.
 #include <cstdint>
 #include <stdexcept>

@@ -13,8 +13,8 @@
 #include <utility>
 #include <vector>
 
-#include "fem/operator_splitting.hpp"
-#include "fem/opsplit_color_loops.hpp"
+#include "fem/opsplit/operator_splitting.hpp"
+#include "fem/opsplit/opsplit_color_loops.hpp"
 #include "fem/parallel_loops.hpp"
 #include "linalg/generators.hpp"
 

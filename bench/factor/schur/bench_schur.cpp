@@ -1,0 +1,319 @@
+// Wang et al.'s scenario (seed 004 §4.2–4.4, §5): partial factorization onto a small
+// collision-prone surface patch, then inner iterations that only touch the dense Schur system.
+//
+// Matrix: the per-coordinate (scalar, one unknown per node) matrix M + Δt²·2μ·Σ VₑGₑᵀGₑ of a
+// structured tet box (linalg::scalar_elasticity_matrix), ~100K nodes by default. Schur set:
+// one connected patch of the box surface, grown breadth-first over surface nodes from the
+// centre of the face z = 0, of each requested fraction of the nodes.
+//
+// For each fraction, with --threads threads (tree tasks + BLAS) and --repeat repetitions
+// (medians reported):
+//  (i)   partial factorization (constrained METIS ordering) vs a full factorization
+//        (unconstrained METIS ordering): times, exact nnz(L) of both, stored entries;
+//  (ii)  one inner iteration: ΔS = W·C·Wᵀ with one collision proxy per colliding node
+//        (--colliding of the Schur nodes; barycentric weights over three Schur nodes), added
+//        to S, dense potrf of S + ΔS, potrs of one right-hand side;
+//  (iii) the forward and backward phases (sparse triangular solves with L11, L21);
+//  (iv)  the alternative: a full sparse factorization plus solve.
+// The residual ‖b − (A + [0 0; 0 ΔS])·x‖₂/‖b‖₂ of the three-phase solve checks the result.
+// GPU: (ii) is also run with SchurSystemOptions::device = gpu; where this build has no cuSOLVER
+// path or no device is present, its fallback note is printed instead.
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <functional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "bench/bench_arguments.hpp"
+#include "factor/numeric/cholesky_factor.hpp"
+#include "factor/schur/schur_complement.hpp"
+#include "factor/schur/schur_ordering.hpp"
+#include "factor/schur/schur_system.hpp"
+#include "linalg/blas_threads.hpp"
+#include "linalg/generators.hpp"
+
+namespace {
+
+using cholsim::linalg::Index;
+namespace factor = cholsim::factor;
+namespace linalg = cholsim::linalg;
+using Clock = std::chrono::steady_clock;
+
+constexpr const char* kUsage = R"(usage: bench_schur [options]
+
+  --cells N          cells per box side; (N+1)^3 nodes (default 46: 103,823 nodes)
+  --fractions LIST   Schur set sizes as fractions of the nodes (default 0.01,0.015,0.02,0.03)
+  --colliding F      fraction of the Schur nodes with a collision proxy in ΔS (default 0.2)
+  --threads T        threads for factorizations and dense kernels (default 2)
+  --repeat R         repetitions, medians reported (default 3)
+  --help, -h         this text
+)";
+
+struct Options {
+  Index cells = 46;
+  std::vector<double> fractions = {0.01, 0.015, 0.02, 0.03};
+  double colliding = 0.2;
+  int threads = 2;
+  int repeat = 3;
+};
+
+Options parse_options(int argc, char** argv) {
+  namespace bench = cholsim::bench;
+  Options options;
+  for (bench::ArgumentCursor arguments(argc, argv); arguments.next();) {
+    const std::string& flag = arguments.flag();
+    if (bench::is_help_flag(flag)) {
+      bench::exit_with_usage(kUsage);
+    } else if (flag == "--cells") {
+      options.cells = bench::parse_positive(flag, arguments.value());
+    } else if (flag == "--fractions") {
+      options.fractions = bench::parse_list<double>(arguments.value());
+    } else if (flag == "--colliding") {
+      options.colliding = bench::parse_number(flag, arguments.value());
+    } else if (flag == "--threads") {
+      options.threads = bench::parse_positive(flag, arguments.value());
+    } else if (flag == "--repeat") {
+      options.repeat = bench::parse_positive(flag, arguments.value());
+    } else {
+      throw bench::unknown_option(flag);
+    }
+  }
+  for (const double fraction : options.fractions) {
+    if (!(fraction > 0.0 && fraction < 1.0)) throw std::invalid_argument("--fractions must lie in (0, 1)");
+  }
+  if (!(options.colliding >= 0.0 && options.colliding <= 1.0)) throw std::invalid_argument("--colliding must lie in [0, 1]");
+  return options;
+}
+
+double median(std::vector<double> values) {
+  std::sort(values.begin(), values.end());
+  const std::size_t middle = values.size() / 2;
+  return values.size() % 2 == 1 ? values[middle] : 0.5 * (values[middle - 1] + values[middle]);
+}
+
+// Median seconds of `repeat` runs of `body`.
+double timed(int repeat, const std::function<void()>& body) {
+  std::vector<double> seconds;
+  for (int r = 0; r < repeat; ++r) {
+    const auto start = Clock::now();
+    body();
+    seconds.push_back(std::chrono::duration<double>(Clock::now() - start).count());
+  }
+  return median(seconds);
+}
+
+void require_ok(const factor::FactorStatus& status, const char* what) {
+  if (!status.ok()) {
+    std::fprintf(stderr, "bench_schur: %s failed: %s\n", what, status.message.c_str());
+    std::exit(1);
+  }
+}
+
+// Surface nodes of the structured box (any coordinate on its boundary).
+std::vector<char> surface_nodes(Index cells) {
+  const Index side = cells + 1;
+  std::vector<char> surface(static_cast<std::size_t>(side) * side * side, 0);
+  auto boundary = [cells](Index c) { return c == 0 || c == cells; };
+  for (Index k = 0; k < side; ++k) {
+    for (Index j = 0; j < side; ++j) {
+      for (Index i = 0; i < side; ++i) {
+        surface[i + side * (j + side * k)] = boundary(i) || boundary(j) || boundary(k);
+      }
+    }
+  }
+  return surface;
+}
+
+// ΔS = W·C·Wᵀ: one proxy per colliding Schur node, embedded with weights 0.5/0.3/0.2 over
+// the node and the next two of the patch (breadth-first neighbours), stiffness of the order
+// of the matrix diagonal (seed 004 eq. 19's penalty springs).
+struct CollisionTerm {
+  linalg::CscMatrix w;
+  std::vector<double> stiffness;
+};
+
+CollisionTerm collision_term(Index schur_size, double colliding, double stiffness) {
+  CollisionTerm term;
+  const Index proxies = std::max<Index>(1, static_cast<Index>(colliding * static_cast<double>(schur_size)));
+  const Index stride = std::max<Index>(1, schur_size / proxies);
+  linalg::Triplets t;
+  for (Index q = 0; q < proxies; ++q) {
+    const Index node = (q * stride) % schur_size;
+    const double weights[3] = {0.5, 0.3, 0.2};
+    for (Index d = 0; d < std::min<Index>(3, schur_size); ++d) t.add((node + d) % schur_size, q, weights[d]);
+    term.stiffness.push_back(stiffness);
+  }
+  term.w = linalg::csc_from_triplets(schur_size, proxies, t);
+  return term;
+}
+
+double norm2(const std::vector<double>& v) {
+  double sum = 0.0;
+  for (double x : v) sum += x * x;
+  return std::sqrt(sum);
+}
+
+// ‖b − (A + [0 0; 0 W·C·Wᵀ])·x‖₂ / ‖b‖₂.
+double residual(const linalg::SymmetricCscMatrix& a, std::span<const Index> schur, const CollisionTerm& term,
+                const std::vector<double>& x, const std::vector<double>& b) {
+  std::vector<double> ax(x.size());
+  linalg::symmetric_multiply(a, x, ax);
+  const linalg::CscMatrix& w = term.w;
+  for (Index q = 0; q < w.cols; ++q) {
+    double projected = 0.0;
+    for (linalg::Offset p = w.col_ptr[q]; p < w.col_ptr[q + 1]; ++p) projected += w.values[p] * x[schur[w.row_idx[p]]];
+    for (linalg::Offset p = w.col_ptr[q]; p < w.col_ptr[q + 1]; ++p) {
+      ax[schur[w.row_idx[p]]] += term.stiffness[q] * w.values[p] * projected;
+    }
+  }
+  for (std::size_t i = 0; i < ax.size(); ++i) ax[i] = b[i] - ax[i];
+  return norm2(ax) / norm2(b);
+}
+
+// Median seconds of one inner iteration's parts on `system`, --repeat times (at least 5):
+// clear + ΔS update, dense refactorization, Schur solve of `reduced` (b̃₂) into `x2`.
+struct InnerTimes {
+  double update = 0.0, refactor = 0.0, solve = 0.0, total = 0.0;
+};
+
+InnerTimes time_inner_iteration(factor::SchurSystem& system, const CollisionTerm& term,
+                                const std::vector<double>& reduced, linalg::DenseView x2, int repeat) {
+  std::vector<double> update_s, refactor_s, solve_s, total_s;
+  for (int r = 0; r < std::max(repeat, 5); ++r) {
+    std::copy(reduced.begin(), reduced.end(), x2.data);
+    const auto t0 = Clock::now();
+    system.clear_updates();
+    system.add_low_rank(term.w, term.stiffness);
+    const auto t1 = Clock::now();
+    require_ok(system.refactor(), "dense refactor");  // waits for the device: reads potrf's info
+    const auto t2 = Clock::now();
+    system.solve(x2);
+    const auto t3 = Clock::now();
+    update_s.push_back(std::chrono::duration<double>(t1 - t0).count());
+    refactor_s.push_back(std::chrono::duration<double>(t2 - t1).count());
+    solve_s.push_back(std::chrono::duration<double>(t3 - t2).count());
+    total_s.push_back(std::chrono::duration<double>(t3 - t0).count());
+  }
+  return {median(update_s), median(refactor_s), median(solve_s), median(total_s)};
+}
+
+struct Row {
+  double fraction = 0.0;
+  Index schur_size = 0;
+  std::int64_t nnz_full = 0, nnz_partial = 0;        // exact nnz(L), both orderings
+  std::int64_t stored_full = 0, stored_partial = 0;  // supernodal stored entries (S included)
+  double fill_increase = 0.0;
+  double flops_full = 0.0, flops_partial = 0.0;      // factorization flops (partial: no potrf of S)
+  double full_factor = 0.0, partial_factor = 0.0;
+  InnerTimes cpu, gpu;  // gpu.total = 0: not measured
+  double forward = 0.0, backward = 0.0;
+  double full_refactor_solve = 0.0;
+  double residual = 0.0;
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const Options options = cholsim::bench::parse_command_line("bench_schur", [&] { return parse_options(argc, argv); });
+  linalg::set_blas_threads(options.threads);
+  linalg::ElasticityBoxOptions box;
+  box.nx = box.ny = box.nz = options.cells;
+  std::fprintf(stderr, "building the scalar matrix of a %d^3-cell tet box...\n", static_cast<int>(options.cells));
+  const linalg::SymmetricCscMatrix a = linalg::scalar_elasticity_matrix(box);
+  const Index n = a.size();
+  double diagonal = 0.0;
+  for (Index c = 0; c < n; ++c) diagonal = std::max(diagonal, a.lower.values[a.lower.col_ptr[c]]);
+  const std::vector<char> surface = surface_nodes(options.cells);
+  const Index side = options.cells + 1;
+  const Index seed = side / 2 + side * (side / 2);  // centre of the face z = 0
+  std::vector<double> b(static_cast<std::size_t>(n));
+  for (Index i = 0; i < n; ++i) b[i] = 1.0 + static_cast<double>(i % 7);
+  const factor::FactorOptions factor_options{.threads = options.threads};
+
+  // (iv) and the reference of (i): the unconstrained analysis and full factorization.
+  std::fprintf(stderr, "full factorization (n = %d)...\n", static_cast<int>(n));
+  const auto full_symbolic = factor::analyze(a);
+  factor::Factor full(full_symbolic);
+  require_ok(full.factorize(a, factor_options), "factorize");  // warm-up: first-touch allocation
+  const double full_factor = timed(options.repeat, [&] { require_ok(full.factorize(a, factor_options), "factorize"); });
+  const double full_refactor_solve = timed(options.repeat, [&] {
+    require_ok(full.factorize(a, factor_options), "factorize");
+    std::vector<double> x = b;
+    full.solve(x);
+  });
+
+  std::string gpu_note;
+  std::vector<Row> rows;
+  for (const double fraction : options.fractions) {
+    Row row;
+    row.fraction = fraction;
+    const auto patch_nodes = static_cast<Index>(std::lround(fraction * static_cast<double>(n)));
+    const std::vector<Index> schur = factor::connected_patch(a, 1, seed, patch_nodes, surface);
+    row.schur_size = static_cast<Index>(schur.size());
+    std::fprintf(stderr, "Schur set %.1f%% (%d nodes)...\n", 100 * fraction, static_cast<int>(row.schur_size));
+    factor::AnalyzeOptions analyze_options;
+    analyze_options.schur_set = schur;
+    const auto symbolic = factor::analyze(a, analyze_options);
+    row.nnz_full = full_symbolic->stats().nnz_l_exact;
+    row.nnz_partial = symbolic->stats().nnz_l_exact;
+    row.fill_increase = symbolic->stats().fill_increase;
+    row.stored_full = full_symbolic->factor_value_count();
+    row.stored_partial = symbolic->factor_value_count();
+    row.flops_full = full_symbolic->stats().flops;
+    row.flops_partial = symbolic->stats().flops;
+    row.full_factor = full_factor;
+    row.full_refactor_solve = full_refactor_solve;
+
+    factor::SchurComplementFactor partial(symbolic);
+    require_ok(partial.factorize(a, factor_options), "partial");  // warm-up, as for the full one
+    row.partial_factor = timed(options.repeat, [&] { require_ok(partial.factorize(a, factor_options), "partial"); });
+
+    const CollisionTerm term = collision_term(row.schur_size, options.colliding, diagonal);
+    factor::SchurSystem system(partial.schur_complement(), schur, {.threads = options.threads});
+    linalg::DenseMatrix y(n, 1);
+    std::vector<double> x(static_cast<std::size_t>(n));
+    const linalg::ConstDenseView b_view{b.data(), n, 1, n};
+    row.forward = timed(options.repeat, [&] { partial.forward(b_view, y.view()); });
+    const std::vector<double> reduced(y.data() + partial.eliminated_size(), y.data() + n);
+    factor::SchurSystem gpu_system(partial.schur_complement(), schur,
+                                   {.device = factor::SchurDevice::gpu, .threads = options.threads});
+    gpu_note = gpu_system.device() == factor::SchurDevice::gpu ? "measured on the GPU" : gpu_system.device_note();
+    if (gpu_system.device() == factor::SchurDevice::gpu) {
+      row.gpu = time_inner_iteration(gpu_system, term, reduced, partial.schur_rows(y.view()), options.repeat);
+    }
+    row.cpu = time_inner_iteration(system, term, reduced, partial.schur_rows(y.view()), options.repeat);
+    const std::vector<double> y_solved(y.data(), y.data() + n);
+    row.backward = timed(options.repeat, [&] {
+      std::copy(y_solved.begin(), y_solved.end(), y.data());
+      partial.backward(y.view(), linalg::DenseView{x.data(), n, 1, n});
+    });
+    row.residual = residual(a, schur, term, x, b);
+    rows.push_back(row);
+  }
+
+  std::printf("### n = %d nodes (%d^3-cell tet box, scalar matrix), %d thread(s), median of %d\n\n",
+              static_cast<int>(n), static_cast<int>(options.cells), options.threads, options.repeat);
+  std::printf("| Schur set | m | nnz(L) full | nnz(L) constrained | fill increase | stored full | stored partial (S incl.) | GFlop full | GFlop partial | full factor ms | partial factor ms | partial/full |\n");
+  std::printf("|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+  for (const Row& r : rows) {
+    std::printf("| %.1f%% | %d | %lld | %lld | %+.2f%% | %lld | %lld | %.1f | %.1f | %.1f | %.1f | %.2f |\n", 100 * r.fraction,
+                static_cast<int>(r.schur_size), static_cast<long long>(r.nnz_full), static_cast<long long>(r.nnz_partial),
+                100 * r.fill_increase, static_cast<long long>(r.stored_full), static_cast<long long>(r.stored_partial),
+                1e-9 * r.flops_full, 1e-9 * r.flops_partial, 1e3 * r.full_factor, 1e3 * r.partial_factor, r.partial_factor / r.full_factor);
+  }
+  std::printf("\n| Schur set | m | ΔS update ms | dense potrf ms | potrs ms | inner iteration ms | GPU inner iteration ms | full refactor + solve ms | inner/full | forward ms | backward ms | residual |\n");
+  std::printf("|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+  for (const Row& r : rows) {
+    const std::string gpu = r.gpu.total > 0.0 ? std::to_string(1e3 * r.gpu.total).substr(0, 6) : "—";
+    std::printf("| %.1f%% | %d | %.2f | %.1f | %.2f | %.1f | %s | %.1f | %.3f | %.1f | %.1f | %.1e |\n", 100 * r.fraction,
+                static_cast<int>(r.schur_size), 1e3 * r.cpu.update, 1e3 * r.cpu.refactor, 1e3 * r.cpu.solve,
+                1e3 * r.cpu.total, gpu.c_str(), 1e3 * r.full_refactor_solve, r.cpu.total / r.full_refactor_solve,
+                1e3 * r.forward, 1e3 * r.backward, r.residual);
+  }
+  std::printf("\nGPU Schur system: %s\n", gpu_note.c_str());
+  return 0;
+}

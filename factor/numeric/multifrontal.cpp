@@ -1,0 +1,180 @@
+#include "factor/numeric/multifrontal.hpp"
+
+#include <algorithm>
+#include <vector>
+
+#include "linalg/blas.hpp"
+
+namespace cholsim::factor {
+namespace {
+
+namespace blas = linalg::blas;
+
+// Extend-add of a child's update block (rows mapped to the parent's rows by `position`)
+// into the parent's factor block, for the child columns that land in the parent's pivot
+// columns (positions < k, a prefix since positions increase). Returns that prefix's length.
+Index extend_add_into_factor(const double* child, PanelLowerLayout layout,
+                             std::span<const Index> position, Index k, Index m, double* factor_block) {
+  Index split = 0;
+  while (split < layout.size && position[split] < k) ++split;
+  for (Index j = 0; j < split; ++j) {
+    double* target = factor_block + static_cast<std::int64_t>(position[j]) * m;
+    const double* source = child + layout.column_offset(j);  // source[i − j] = entry (i, j)
+    for (Index i = j; i < layout.size; ++i) target[position[i]] += source[i - j];
+  }
+  return split;
+}
+
+// The remaining child columns (j ≥ split) land entirely in the parent's update block.
+void extend_add_into_update(const double* child, PanelLowerLayout layout,
+                            std::span<const Index> position, Index split, Index k,
+                            double* update_block, PanelLowerLayout update_layout) {
+  for (Index j = split; j < layout.size; ++j) {
+    const Index offset = position[j];  // target[r − offset] = parent update entry (r − k, offset − k)
+    double* target = update_block + update_layout.column_offset(offset - k);
+    const double* source = child + layout.column_offset(j);
+    for (Index i = j; i < layout.size; ++i) target[position[i] - offset] += source[i - j];
+  }
+}
+
+}  // namespace
+
+void compute_update_block(linalg::ConstDenseView below, linalg::ConstDenseView below_derivative,
+                          double* update, PanelLowerLayout layout) {
+  const bool derivative = below_derivative.data != nullptr;
+  // Each panel's rectangle below its diagonal block is −left·rightᵀ. For U, left = right = L21.
+  // For U̇ = −(L̇21·L21ᵀ + L21·L̇21ᵀ) (seed 002 app. C.1) it is one gemm of inner dimension 2k on
+  // left = [L̇21 L21], right = [L21 L̇21], both column ranges of [L̇21 L21 L̇21]: the rectangle is
+  // read and written once, not twice — narrow supernodes are bound by that traffic, not by flops.
+  linalg::ConstDenseView left = below;
+  linalg::ConstDenseView right = below;
+  thread_local std::vector<double> stacked_storage;
+  if (derivative && layout.panels() > 0) {
+    const Index r = below.rows;
+    const Index k = below.cols;
+    stacked_storage.resize(3 * static_cast<std::size_t>(r) * static_cast<std::size_t>(k));
+    const linalg::DenseView stacked{stacked_storage.data(), r, 3 * k, r};
+    for (Index j = 0; j < k; ++j) {
+      std::copy_n(&below_derivative(0, j), r, &stacked(0, j));
+      std::copy_n(&below(0, j), r, &stacked(0, k + j));
+      std::copy_n(&below_derivative(0, j), r, &stacked(0, 2 * k + j));
+    }
+    left = stacked.block(0, 0, r, 2 * k);
+    right = stacked.block(0, k, r, 2 * k);
+  }
+  for (Index p = 0; p < layout.panels(); ++p) {
+    const Index first = p * PanelLowerLayout::panel_width;
+    const Index width = std::min(PanelLowerLayout::panel_width, layout.size - first);
+    const Index ld = layout.leading_dimension(p);
+    double* panel = update + layout.panel_offset(p);
+    const linalg::ConstDenseView panel_rows = below.block(first, 0, width, below.cols);
+    const linalg::DenseView diagonal{panel, width, width, ld};
+    if (derivative) {
+      blas::syr2k(-1.0, below_derivative.block(first, 0, width, below.cols), panel_rows, 0.0, diagonal);
+    } else {
+      blas::syrk(blas::Transpose::no, -1.0, panel_rows, 0.0, diagonal);
+    }
+    if (ld > width) {
+      blas::gemm(blas::Transpose::no, blas::Transpose::yes, -1.0,
+                 left.block(first + width, 0, ld - width, left.cols), right.block(first, 0, width, right.cols),
+                 0.0, {panel + width, ld - width, width, ld});
+    }
+  }
+}
+
+double* UpdateBlockStore::allocate(Index s, std::int64_t entries) {
+  Block& b = blocks_[s];
+  if (b.entries != entries) {
+    b.data.reset();  // release first so the peak does not count both
+    b.data = linalg::make_large_array(static_cast<std::size_t>(entries));
+    const std::int64_t now = bytes_.fetch_add((entries - b.entries) * 8) + (entries - b.entries) * 8;
+    b.entries = entries;
+    std::int64_t peak = peak_bytes_.load();
+    while (now > peak && !peak_bytes_.compare_exchange_weak(peak, now)) {
+    }
+  }
+  return b.data.get();
+}
+
+void UpdateBlockStore::release(Index s) {
+  Block& b = blocks_[s];
+  bytes_.fetch_sub(b.entries * 8);
+  b.data.reset();
+  b.entries = 0;
+}
+
+PanelLowerLayout update_layout(const Symbolic& symbolic, Index s) {
+  return {symbolic.row_count(s) - symbolic.column_count(s)};
+}
+
+std::vector<Index> assemble_front(const Symbolic& symbolic, Index s, std::span<const double> a_values,
+                                  const UpdateBlockStore& updates, double* front) {
+  const Index k = symbolic.column_count(s);
+  const Index m = symbolic.row_count(s);
+  std::fill(front, front + static_cast<std::int64_t>(m) * k, 0.0);
+  const auto sources = symbolic.a_sources(s);
+  const auto targets = symbolic.a_targets(s);
+  for (std::size_t e = 0; e < sources.size(); ++e) front[targets[e]] += a_values[sources[e]];
+  const auto children = symbolic.children(s);
+  std::vector<Index> splits(children.size());
+  for (std::size_t c = 0; c < children.size(); ++c) {
+    const Index child = children[c];
+    splits[c] = extend_add_into_factor(updates.block(child), update_layout(symbolic, child),
+                                       symbolic.parent_positions(child), k, m, front);
+  }
+  return splits;
+}
+
+void extend_add_children_below(const Symbolic& symbolic, Index s, const UpdateBlockStore& updates,
+                               std::span<const Index> splits, double* update) {
+  const auto children = symbolic.children(s);
+  const PanelLowerLayout layout = update_layout(symbolic, s);
+  for (std::size_t c = 0; c < children.size(); ++c) {
+    const Index child = children[c];
+    extend_add_into_update(updates.block(child), update_layout(symbolic, child),
+                           symbolic.parent_positions(child), splits[c], symbolic.column_count(s),
+                           update, layout);
+  }
+}
+
+int compute_supernode(const Symbolic& symbolic, Index s, std::span<const double> a_values,
+                      std::span<double> factor_values, UpdateBlockStore& updates,
+                      bool release_children) {
+  const Index k = symbolic.column_count(s);
+  const Index m = symbolic.row_count(s);
+  const Index update_size = m - k;
+  double* block = factor_values.data() + symbolic.value_offset(s);
+
+  const std::vector<Index> splits = assemble_front(symbolic, s, a_values, updates, block);
+
+  // A partial factorization stops here (seed 004 §4.3, eq. 14): the assembled front of the
+  // Schur supernode is S = A22 − L21·L21ᵀ, kept unfactored for the dense solves of §4.4.
+  if (symbolic.is_schur_supernode(s)) {
+    if (release_children) {
+      for (Index child : symbolic.children(s)) updates.release(child);
+    }
+    return 0;
+  }
+
+  // Dense factorization of the supernode's columns.
+  const linalg::DenseView front{block, m, k, m};
+  const int info = blas::potrf(front.block(0, 0, k, k));
+  if (info != 0) return info;
+  const linalg::DenseView below = front.block(k, 0, update_size, k);
+  blas::trsm(blas::Side::right, blas::Transpose::yes, blas::Diagonal::non_unit, 1.0,
+             front.block(0, 0, k, k), below);
+
+  // Update block: −L21·L21ᵀ, then the children's contributions below s's columns.
+  if (update_size > 0) {
+    const PanelLowerLayout layout = update_layout(symbolic, s);
+    double* update = updates.allocate(s, layout.entries());
+    compute_update_block(below, {}, update, layout);
+    extend_add_children_below(symbolic, s, updates, splits, update);
+  }
+  if (release_children) {
+    for (Index child : symbolic.children(s)) updates.release(child);
+  }
+  return 0;
+}
+
+}  // namespace cholsim::factor

@@ -1,0 +1,102 @@
+#pragma once
+// The per-supernode step of the multifrontal factorization (seed 000 §4.3, Figure 3):
+//
+//   assemble:  F = [F11; F21] ← A's columns of s  +  extend-add of the children's update
+//              blocks restricted to s's columns;
+//   factor:    F11 = L11·L11ᵀ (potrf),  L21 = F21·L11⁻ᵀ (trsm);
+//   update:    U = −L21·L21ᵀ (syrk)  +  extend-add of the children's blocks below s's columns.
+//
+// Shared by every factorization variant (full, incremental, with derivative), which differ
+// only in where the children's update blocks come from and whether blocks are kept.
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "factor/analysis/symbolic.hpp"
+#include "linalg/dense_matrix.hpp"
+#include "linalg/huge_page_allocator.hpp"
+
+namespace cholsim::factor {
+
+/// Storage of the lower triangle of a symmetric `size`×`size` block as column panels of
+/// `panel_width` columns; each panel is a column-major rectangle from its first diagonal entry
+/// down (leading dimension size − first column). BLAS (syrk + gemm) writes the panels in place
+/// and the block takes size²/2 + size·panel_width/2 entries instead of size²; entry (i, j),
+/// i ≥ j, sits at column_offset(j) + (i − j).
+struct PanelLowerLayout {
+  static constexpr Index panel_width = 64;
+  Index size = 0;
+
+  [[nodiscard]] Index panels() const { return (size + panel_width - 1) / panel_width; }
+  [[nodiscard]] std::int64_t panel_offset(Index p) const {
+    const std::int64_t w = panel_width;
+    return w * (p * static_cast<std::int64_t>(size) - w * p * (p - 1) / 2);
+  }
+  [[nodiscard]] Index leading_dimension(Index p) const { return size - p * panel_width; }
+  [[nodiscard]] std::int64_t column_offset(Index j) const {
+    const Index p = j / panel_width;
+    const std::int64_t within = j - p * panel_width;
+    return panel_offset(p) + within * leading_dimension(p) + within;
+  }
+  [[nodiscard]] std::int64_t entries() const {
+    if (size == 0) return 0;
+    const Index last = panels() - 1;
+    return panel_offset(last) + static_cast<std::int64_t>(leading_dimension(last)) * leading_dimension(last);
+  }
+};
+
+/// One update block per supernode in PanelLowerLayout, allocated when its supernode is
+/// computed and released when no longer needed.
+class UpdateBlockStore {
+ public:
+  explicit UpdateBlockStore(Index supernodes) : blocks_(static_cast<std::size_t>(supernodes)) {}
+
+  double* allocate(Index s, std::int64_t entries);
+  void release(Index s);
+  [[nodiscard]] const double* block(Index s) const { return blocks_[s].get(); }
+  [[nodiscard]] std::int64_t bytes() const { return bytes_.load(); }
+  [[nodiscard]] std::int64_t peak_bytes() const { return peak_bytes_.load(); }
+
+ private:
+  struct Block {
+    linalg::LargeArray data;  // huge-page backed when large: fresh blocks fault less
+    std::int64_t entries = 0;
+    [[nodiscard]] const double* get() const { return data.get(); }
+  };
+  std::vector<Block> blocks_;
+  std::atomic<std::int64_t> bytes_{0};
+  std::atomic<std::int64_t> peak_bytes_{0};
+};
+
+/// The layout of supernode s's update block ((m−k)×(m−k) lower triangle).
+PanelLowerLayout update_layout(const Symbolic& symbolic, Index s);
+
+/// Assembles supernode s's m×k front (column-major, leading dimension m) in `front`: zero,
+/// A's entries of s's columns from `a_values`, and the extend-add of the children's update
+/// blocks restricted to s's columns. Returns, per child, how many of its update-block columns
+/// landed in s's columns (the split extend_add_children_below continues from). The
+/// derivative factorization assembles its front from Ȧ and the derivative blocks with it.
+std::vector<Index> assemble_front(const Symbolic& symbolic, Index s, std::span<const double> a_values,
+                                  const UpdateBlockStore& updates, double* front);
+
+/// Extend-adds the children's update-block columns past `splits` (assemble_front's result)
+/// into s's update block `update` (update_layout(symbolic, s)).
+void extend_add_children_below(const Symbolic& symbolic, Index s, const UpdateBlockStore& updates,
+                               std::span<const Index> splits, double* update);
+
+/// Writes into `update` (in `layout`, overwriting) U = −L21·L21ᵀ when `below_derivative` is an
+/// empty view, else its derivative U̇ = −(L̇21·L21ᵀ + L21·L̇21ᵀ) (one syr2k per panel diagonal,
+/// seed 002 app. C.1). `below` is L21 ((m−k)×k), `below_derivative` L̇21 of the same shape.
+void compute_update_block(linalg::ConstDenseView below, linalg::ConstDenseView below_derivative,
+                          double* update, PanelLowerLayout layout);
+
+/// Computes supernode s of the factor in place in `factor_values` and its update block in
+/// `updates`. With `release_children`, the children's update blocks are freed once consumed.
+/// Returns 0 on success or the 1-based column within s where the pivot was not positive.
+int compute_supernode(const Symbolic& symbolic, Index s, std::span<const double> a_values,
+                      std::span<double> factor_values, UpdateBlockStore& updates,
+                      bool release_children);
+
+}  // namespace cholsim::factor

@@ -1,0 +1,175 @@
+#include "factor/numeric/tree_scheduler.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <condition_variable>
+#include <exception>
+#include <mutex>
+#include <numeric>
+#include <thread>
+
+#include "linalg/blas_threads.hpp"
+
+namespace cholsim::factor {
+namespace {
+
+bool is_active(std::span<const char> active, Index s) { return active.empty() || active[s] != 0; }
+
+// Longest-processing-time-first makespan of `costs` (sorted decreasingly) on `threads` bins.
+double lpt_makespan(std::vector<double> costs, int threads) {
+  std::sort(costs.begin(), costs.end(), std::greater<>());
+  std::vector<double> load(static_cast<std::size_t>(threads), 0.0);
+  for (double c : costs) *std::min_element(load.begin(), load.end()) += c;
+  return *std::max_element(load.begin(), load.end());
+}
+
+// Phase-1 state: a shared stack of ready supernodes and the pending-children counters.
+class ReadyQueue {
+ public:
+  ReadyQueue(std::vector<Index> initial, Index remaining) : ready_(std::move(initial)), remaining_(remaining) {}
+
+  // Blocks until a supernode is ready or all work is done (returns -1).
+  Index pop() {
+    std::unique_lock lock(mutex_);
+    changed_.wait(lock, [&] { return !ready_.empty() || remaining_ == 0; });
+    if (ready_.empty()) return -1;
+    const Index s = ready_.back();
+    ready_.pop_back();
+    return s;
+  }
+
+  // Marks s done; `newly_ready` (may be -1) becomes available.
+  void finish(Index newly_ready) {
+    {
+      std::lock_guard lock(mutex_);
+      --remaining_;
+      if (newly_ready != -1) ready_.push_back(newly_ready);
+    }
+    changed_.notify_all();
+  }
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  std::vector<Index> ready_;
+  Index remaining_;
+};
+
+}  // namespace
+
+TreeSchedule plan_tree_schedule(const Symbolic& symbolic, std::span<const double> cost,
+                                int threads, std::span<const char> active) {
+  const Index count = symbolic.supernode_count();
+  TreeSchedule schedule;
+  std::vector<double> subtree_cost(static_cast<std::size_t>(count), 0.0);
+  for (Index s = 0; s < count; ++s) {
+    if (!is_active(active, s)) continue;
+    subtree_cost[s] += cost[s];
+    const Index p = symbolic.parent(s);
+    if (p != -1) subtree_cost[p] += subtree_cost[s];
+  }
+  std::vector<Index> frontier;
+  for (Index s = 0; s < count; ++s) {
+    if (is_active(active, s) && symbolic.parent(s) == -1) frontier.push_back(s);
+  }
+  if (threads > 1) {
+    // Split the most expensive subtree until the subtrees balance across the threads within
+    // 5%; the split-off roots move to the top phase, which uses all threads inside BLAS.
+    constexpr double balance_tolerance = 1.05;
+    while (!frontier.empty()) {
+      std::vector<double> costs;
+      for (Index s : frontier) costs.push_back(subtree_cost[s]);
+      const double total = std::accumulate(costs.begin(), costs.end(), 0.0);
+      if (lpt_makespan(costs, threads) <= balance_tolerance * total / threads) break;
+      const auto largest = std::max_element(frontier.begin(), frontier.end(), [&](Index a, Index b) {
+        return subtree_cost[a] < subtree_cost[b];
+      });
+      const Index root = *largest;
+      frontier.erase(largest);
+      schedule.top.push_back(root);
+      for (Index c : symbolic.children(root)) {
+        if (is_active(active, c)) frontier.push_back(c);
+      }
+    }
+  }
+  std::sort(schedule.top.begin(), schedule.top.end());
+  std::sort(frontier.begin(), frontier.end(), [&](Index a, Index b) {
+    return subtree_cost[a] > subtree_cost[b] || (subtree_cost[a] == subtree_cost[b] && a < b);
+  });
+  schedule.subtree_roots = std::move(frontier);
+  for (Index s : schedule.subtree_roots) schedule.parallel_cost += subtree_cost[s];
+  for (Index s : schedule.top) schedule.top_cost += cost[s];
+  return schedule;
+}
+
+void run_tree_schedule(const Symbolic& symbolic, const TreeSchedule& schedule, int threads,
+                       const std::function<bool(Index)>& task, std::span<const char> active) {
+  const Index count = symbolic.supernode_count();
+  // failed[s]: s or one of its descendants failed, so s must not run.
+  std::vector<char> failed(static_cast<std::size_t>(count), 0);
+  auto run_one = [&](Index s) {
+    bool blocked = false;
+    for (Index c : symbolic.children(s)) blocked = blocked || (is_active(active, c) && failed[c]);
+    if (blocked || !task(s)) failed[s] = 1;
+  };
+
+  // Phase 1: the subtrees below the cut.
+  {
+    linalg::ScopedBlasThreads one_blas_thread(1);
+    if (threads <= 1) {
+      for (Index root : schedule.subtree_roots) {
+        for (Index s = symbolic.subtree_begin(root); s <= root; ++s) {
+          if (is_active(active, s)) run_one(s);
+        }
+      }
+    } else {
+      std::vector<std::atomic<Index>> pending(static_cast<std::size_t>(count));
+      std::vector<char> in_phase1(static_cast<std::size_t>(count), 0);
+      std::vector<Index> leaves;
+      Index phase1_count = 0;
+      // Roots are listed largest first; seed leaves in reverse so the LIFO stack starts with
+      // the biggest subtree.
+      for (auto it = schedule.subtree_roots.rbegin(); it != schedule.subtree_roots.rend(); ++it) {
+        for (Index s = symbolic.subtree_begin(*it); s <= *it; ++s) {
+          if (!is_active(active, s)) continue;
+          in_phase1[s] = 1;
+          ++phase1_count;
+          Index children = 0;
+          for (Index c : symbolic.children(s)) children += is_active(active, c) ? 1 : 0;
+          pending[s].store(children, std::memory_order_relaxed);
+          if (children == 0) leaves.push_back(s);
+        }
+      }
+      ReadyQueue queue(std::move(leaves), phase1_count);
+      std::exception_ptr error;
+      std::mutex error_mutex;
+      auto worker = [&] {
+        for (Index s = queue.pop(); s != -1; s = queue.pop()) {
+          try {
+            run_one(s);
+          } catch (...) {
+            std::lock_guard lock(error_mutex);
+            if (!error) error = std::current_exception();
+            failed[s] = 1;
+          }
+          const Index p = symbolic.parent(s);
+          // The last child to finish makes the parent ready (acq_rel publishes its results).
+          const bool parent_ready = p != -1 && in_phase1[p] &&
+                                    pending[p].fetch_sub(1, std::memory_order_acq_rel) == 1;
+          queue.finish(parent_ready ? p : -1);
+        }
+      };
+      std::vector<std::thread> pool;
+      for (int t = 1; t < threads; ++t) pool.emplace_back(worker);
+      worker();
+      for (auto& thread : pool) thread.join();
+      if (error) std::rethrow_exception(error);
+    }
+  }
+
+  // Phase 2: the top of the tree, one supernode at a time, all threads inside BLAS.
+  linalg::ScopedBlasThreads all_blas_threads(threads);
+  for (Index s : schedule.top) run_one(s);
+}
+
+}  // namespace cholsim::factor

@@ -1,0 +1,42 @@
+#pragma once
+// Tree-parallel execution over the supernodal assembly tree (seed 000 §5.3).
+//
+// Two phases, a classic subtree-to-thread mapping (Geist and Ng 1989):
+//  1. the tree is cut into independent subtrees whose costs balance across the threads;
+//     their supernodes run as tasks driven by dependency counters — a supernode is ready when
+//     its last child has finished — with BLAS kept at one thread per task;
+//  2. the supernodes above the cut (few, with the largest fronts) run in postorder with all
+//     threads given to BLAS.
+// Every supernode's task reads its children's results itself in a fixed order, so the result
+// does not depend on which thread ran what: the same thread count gives bitwise-identical
+// factors.
+#include <functional>
+#include <span>
+#include <vector>
+
+#include "factor/analysis/symbolic.hpp"
+
+namespace cholsim::factor {
+
+struct TreeSchedule {
+  std::vector<Index> subtree_roots;  ///< roots of the phase-1 subtrees, largest cost first
+  std::vector<Index> top;            ///< phase-2 supernodes, in postorder
+  double parallel_cost = 0.0;        ///< summed cost of the phase-1 subtrees
+  double top_cost = 0.0;             ///< summed cost of the phase-2 supernodes
+};
+
+/// Chooses the cut for `threads` threads. `cost[s]` is supernode s's estimated cost;
+/// `active[s]` (optional, empty = all) restricts the schedule to a set of supernodes that is
+/// closed under ancestors (an incremental refactorization's marked set).
+TreeSchedule plan_tree_schedule(const Symbolic& symbolic, std::span<const double> cost,
+                                int threads, std::span<const char> active = {});
+
+/// Runs `task(s)` for every scheduled supernode, children before parents, on `threads`
+/// threads in all (tree tasks plus BLAS). `task` returns false when the supernode failed; its
+/// ancestors are then skipped while unrelated subtrees still run, so the set of failures seen
+/// does not depend on timing. Exceptions thrown by a task are rethrown after all threads stop.
+void run_tree_schedule(const Symbolic& symbolic, const TreeSchedule& schedule, int threads,
+                       const std::function<bool(Index)>& task,
+                       std::span<const char> active = {});
+
+}  // namespace cholsim::factor

@@ -1,0 +1,464 @@
+// Supernodal forward and backward substitution: Factor::solve and its refinement.
+//
+// The right-hand sides are worked on interleaved (row-major, n × count): row i's `count`
+// values are adjacent, so the scatter below a supernode and the gather before it touch one
+// cache line per row instead of `count` lines n·8 bytes apart. A scalar FEM matrix (seed 003's
+// M + DᵀKD) has hundreds of supernodes of a few to a few dozen columns, for which BLAS calls
+// with 1–4 right-hand sides cost more in call overhead and in packing L than the arithmetic
+// (bench/bench_solve: OpenBLAS's gemm with 3 columns copies every block of L before using
+// it). The kernels below stream each column of L once for up to four right-hand sides.
+// A single right-hand side on a wide supernode still goes to BLAS (trsv/gemv).
+#include <algorithm>
+#include <array>
+#include <chrono>
+#include <cmath>
+#include <cstdlib>
+#include <stdexcept>
+#include <vector>
+
+#include "factor/numeric/cholesky_factor.hpp"
+#include "factor/solve/supernodal_solve_vectors.hpp"
+#include "linalg/blas.hpp"
+
+// The three-column solve is bound by arithmetic with SSE2, by reading L with AVX2
+// (bench/bench_solve).
+
+namespace cholsim::factor {
+namespace {
+
+namespace blas = linalg::blas;
+using namespace solve_detail;
+
+/// Right-hand sides a kernel handles in one pass over L; more are split into groups of this
+/// many (each group rereads the supernode's block, which is then in cache).
+constexpr Index kKernelWidth = 4;
+/// How far ahead (in values of one column of L) the kernels prefetch: L streams from memory
+/// once per substitution, in runs as short as a column, too short for the hardware prefetcher.
+/// With L evicted from cache between solves (as in a time step), prefetching 128 values ahead
+/// plus kPrefetchStart cut the 55k-tet bar's 3-column solve by ≈ 20% against none.
+constexpr Index kPrefetchAhead = 128;
+/// Values at the start of the next supernode's block prefetched before working on the current.
+constexpr std::int64_t kPrefetchStart = 2048;
+/// Columns of L the forward kernel applies per pass over the rows below them (4 was slower,
+/// 16 no faster).
+constexpr Index kPanel = 8;
+
+double max_abs(std::span<const double> v) {
+  double m = 0.0;
+  for (double x : v) m = std::max(m, std::abs(x));
+  return m;
+}
+
+/// Supernode s's block of L: the k×k lower triangle on top of the r×k update rows, column-major
+/// with leading dimension m = k + r; `below` are the elimination rows of the update rows.
+struct SupernodeBlock {
+  const double* values;
+  Index first_column;
+  Index k;
+  Index m;
+  std::span<const Index> below;
+};
+
+SupernodeBlock supernode_block(const Symbolic& sym, std::span<const double> values, Index s) {
+  const Index k = sym.column_count(s);
+  return {values.data() + sym.value_offset(s), sym.first_column(s), k, sym.row_count(s),
+          sym.rows(s).subspan(static_cast<std::size_t>(k))};
+}
+
+/// Asks for the first kPrefetchStart values of supernode s's block: the supernode the
+/// substitution works on next, whose columns start new streams (the kernels prefetch ahead
+/// within a stream only).
+void prefetch_block_start(const Symbolic& sym, std::span<const double> values, Index s) {
+  const double* block = values.data() + sym.value_offset(s);
+  const std::int64_t size = std::min<std::int64_t>(kPrefetchStart, std::int64_t{sym.row_count(s)} * sym.column_count(s));
+  for (std::int64_t offset = 0; offset < size; offset += 8) __builtin_prefetch(block + offset);
+}
+
+// The kernels work on `Width` adjacent right-hand sides starting at column `first` of `y`,
+// through `z`, a column-major m×Width copy of the supernode's rows (right-hand side c at
+// z + c·m, so that loops over rows vectorize without shuffles): rows 0…k−1 are the
+// supernode's own (x), rows k…m−1 its update rows. L11 is the block's k×k triangle, L21 its
+// update rows.
+
+/// A single right-hand side on a supernode of at least this many columns goes through BLAS
+/// (trsv/gemv). With AVX2 the kernels beat OpenBLAS on narrow supernodes and match it on the
+/// wide separators of a scalar matrix, but lose on the wider ones of a 3-dof elasticity matrix;
+/// with SSE2 alone BLAS is faster on every supernode (timed as for bench/bench_solve).
+template <typename Vector>
+constexpr Index kBlasColumns = sizeof(Vector) == sizeof(Quad) ? 64 : 1;
+
+CHOLSIM_INLINE const double* column_of(const SupernodeBlock& b, Index j) {
+  return b.values + static_cast<std::size_t>(j) * static_cast<std::size_t>(b.m);
+}
+
+/// z(rows [i, i + Vectors·lanes)) −= L(those rows, columns [j0, j1)) · z(rows [j0, j1)), the
+/// products held in registers.
+template <typename Vector, int Width, int Vectors>
+CHOLSIM_INLINE void subtract_rows_product(const SupernodeBlock& b, double* z, Index j0, Index j1, Index i) {
+  const std::size_t m = static_cast<std::size_t>(b.m);
+  constexpr Index lanes = kLanes<Vector>;
+  Vector sum[Width][Vectors] = {};
+  for (Index j = j0; j < j1; ++j) {
+    const double* l = column_of(b, j) + i;
+    __builtin_prefetch(l + kPrefetchAhead);
+    Vector column[Vectors];
+    for (int q = 0; q < Vectors; ++q) load(column[q], l + q * lanes);
+    for (int c = 0; c < Width; ++c) {
+      const double zj = z[c * m + j];
+      for (int q = 0; q < Vectors; ++q) sum[c][q] += column[q] * zj;
+    }
+  }
+  for (int c = 0; c < Width; ++c) {
+    for (int q = 0; q < Vectors; ++q) {
+      double* zi = z + c * m + i + q * lanes;
+      Vector v;
+      load(v, zi);
+      store(zi, v - sum[c][q]);
+    }
+  }
+}
+
+/// z(rows [from, to)) −= L(rows [from, to), columns [j0, j1)) · z(rows [j0, j1)): two vectors of
+/// rows at a time, so each row of z is read and written once per panel of columns and every
+/// column of L is streamed once.
+template <typename Vector, int Width>
+CHOLSIM_INLINE void subtract_panel_product(const SupernodeBlock& b, double* z, Index j0, Index j1, Index from,
+                                           Index to) {
+  constexpr Index lanes = kLanes<Vector>;
+  Index i = from;
+  for (; i + 2 * lanes <= to; i += 2 * lanes) subtract_rows_product<Vector, Width, 2>(b, z, j0, j1, i);
+  if (i + lanes <= to) {
+    subtract_rows_product<Vector, Width, 1>(b, z, j0, j1, i);
+    i += lanes;
+  }
+  const std::size_t m = static_cast<std::size_t>(b.m);
+  for (; i < to; ++i) {
+    for (Index j = j0; j < j1; ++j) {
+      const double l = column_of(b, j)[i];
+      for (int c = 0; c < Width; ++c) z[c * m + i] -= l * z[c * m + j];
+    }
+  }
+}
+
+/// partial += L(rows [i, i + Vectors·lanes), j) ⊙ z(those rows), per right-hand side.
+template <typename Vector, int Width, int Vectors>
+CHOLSIM_INLINE void accumulate_rows_dot(const double* l, const double* z, std::size_t m, Index i,
+                                        Vector (&partial)[Width][2]) {
+  constexpr Index lanes = kLanes<Vector>;
+  __builtin_prefetch(l + i + kPrefetchAhead);
+  for (int q = 0; q < Vectors; ++q) {
+    Vector column;
+    load(column, l + i + q * lanes);
+    for (int c = 0; c < Width; ++c) {
+      Vector zi;
+      load(zi, z + c * m + i + q * lanes);
+      partial[c][q] += column * zi;
+    }
+  }
+}
+
+/// Σ_{i ∈ [from, to)} L(i, j)·z(i) for each right-hand side, two vectors of rows at a time in
+/// separate partial sums.
+template <typename Vector, int Width>
+CHOLSIM_INLINE std::array<double, Width> column_dot(const SupernodeBlock& b, const double* z, Index j, Index from,
+                                                    Index to) {
+  const std::size_t m = static_cast<std::size_t>(b.m);
+  const double* l = column_of(b, j);
+  constexpr Index lanes = kLanes<Vector>;
+  Vector partial[Width][2] = {};
+  Index i = from;
+  for (; i + 2 * lanes <= to; i += 2 * lanes) accumulate_rows_dot<Vector, Width, 2>(l, z, m, i, partial);
+  if (i + lanes <= to) {
+    accumulate_rows_dot<Vector, Width, 1>(l, z, m, i, partial);
+    i += lanes;
+  }
+  std::array<double, Width> sum{};
+  for (int c = 0; c < Width; ++c) {
+    const Vector total = partial[c][0] + partial[c][1];
+    for (Index lane = 0; lane < lanes; ++lane) sum[c] += total[lane];
+  }
+  for (; i < to; ++i) {
+    for (int c = 0; c < Width; ++c) sum[c] += l[i] * z[c * m + i];
+  }
+  return sum;
+}
+
+/// Copies row `row` of y (Width values from `first`) into row i of z.
+template <int Width>
+CHOLSIM_INLINE void load_row(InterleavedRhs y, Index row, Index first, double* z, std::size_t m, Index i) {
+  const double* source = y.row(row) + first;
+  for (int c = 0; c < Width; ++c) z[c * m + i] = source[c];
+}
+
+/// Copies rows 0…k−1 of z back into the supernode's own rows of y.
+template <int Width>
+CHOLSIM_INLINE void store_own_rows(const SupernodeBlock& b, InterleavedRhs y, Index first, const double* z) {
+  const std::size_t m = static_cast<std::size_t>(b.m);
+  for (Index j = 0; j < b.k; ++j) {
+    double* target = y.row(b.first_column + j) + first;
+    for (int c = 0; c < Width; ++c) target[c] = z[c * m + j];
+  }
+}
+
+/// Forward step: x ← L11⁻¹x and y(below) −= L21·x. Right-looking in panels of kPanel columns:
+/// the panel's triangle, then its product subtracted from all rows of z below it; the update
+/// rows of z start at zero and are added into y once at the end.
+template <typename Vector, int Width>
+CHOLSIM_INLINE void forward_kernel(const SupernodeBlock& b, InterleavedRhs y, Index first, double* z) {
+  const std::size_t m = static_cast<std::size_t>(b.m);
+  for (Index j = 0; j < b.k; ++j) load_row<Width>(y, b.first_column + j, first, z, m, j);
+  for (int c = 0; c < Width; ++c) std::fill(z + c * m + b.k, z + c * m + m, 0.0);
+  for (Index j0 = 0; j0 < b.k; j0 += kPanel) {
+    const Index j1 = std::min(j0 + kPanel, b.k);
+    for (Index j = j0; j < j1; ++j) {
+      const double diagonal = column_of(b, j)[j];
+      for (int c = 0; c < Width; ++c) z[c * m + j] /= diagonal;
+      subtract_panel_product<Vector, Width>(b, z, j, j + 1, j + 1, j1);
+    }
+    subtract_panel_product<Vector, Width>(b, z, j0, j1, j1, b.m);
+  }
+  store_own_rows<Width>(b, y, first, z);
+  for (Index i = b.k; i < b.m; ++i) {
+    double* target = y.row(b.below[i - b.k]) + first;
+    for (int c = 0; c < Width; ++c) target[c] += z[c * m + i];
+  }
+}
+
+/// Backward step: x ← L11⁻ᵀ(x − L21ᵀ·y(below)). First x −= L21ᵀ·y(below), columns in storage
+/// order so that L is read as one forward stream, then the triangle column by column from the
+/// last, each column dotted with the rows of x already final.
+template <typename Vector, int Width>
+CHOLSIM_INLINE void backward_kernel(const SupernodeBlock& b, InterleavedRhs y, Index first, double* z) {
+  const std::size_t m = static_cast<std::size_t>(b.m);
+  for (Index j = 0; j < b.k; ++j) load_row<Width>(y, b.first_column + j, first, z, m, j);
+  for (Index i = b.k; i < b.m; ++i) load_row<Width>(y, b.below[i - b.k], first, z, m, i);
+  for (Index j = 0; j < b.k; ++j) {
+    const std::array<double, Width> sum = column_dot<Vector, Width>(b, z, j, b.k, b.m);
+    for (int c = 0; c < Width; ++c) z[c * m + j] -= sum[c];
+  }
+  for (Index j = b.k - 1; j >= 0; --j) {
+    const std::array<double, Width> sum = column_dot<Vector, Width>(b, z, j, j + 1, b.k);
+    const double diagonal = column_of(b, j)[j];
+    for (int c = 0; c < Width; ++c) z[c * m + j] = (z[c * m + j] - sum[c]) / diagonal;
+  }
+  store_own_rows<Width>(b, y, first, z);
+}
+
+/// The forward step for one right-hand side through BLAS: x ← L11⁻¹x (trsv), the update
+/// rows' product L21·x (gemv) into `work`, subtracted from y(below).
+void forward_blas(const SupernodeBlock& b, double* y, double* work) {
+  const Index k = b.k;
+  const Index r = b.m - k;
+  const linalg::ConstDenseView block{b.values, b.m, k, b.m};
+  double* x = y + b.first_column;
+  blas::trsv(blas::Transpose::no, blas::Diagonal::non_unit, block.block(0, 0, k, k), x);
+  if (r == 0) return;
+  blas::gemv(blas::Transpose::no, 1.0, block.block(k, 0, r, k), x, 0.0, work);
+  for (Index i = 0; i < r; ++i) y[b.below[i]] -= work[i];
+}
+
+/// The backward step for one right-hand side through BLAS: y(below) gathered into `work`,
+/// x ← L11⁻ᵀ(x − L21ᵀ·work) (gemv, trsv).
+void backward_blas(const SupernodeBlock& b, double* y, double* work) {
+  const Index k = b.k;
+  const Index r = b.m - k;
+  const linalg::ConstDenseView block{b.values, b.m, k, b.m};
+  double* x = y + b.first_column;
+  if (r > 0) {
+    for (Index i = 0; i < r; ++i) work[i] = y[b.below[i]];
+    blas::gemv(blas::Transpose::yes, -1.0, block.block(k, 0, r, k), work, 1.0, x);
+  }
+  blas::trsv(blas::Transpose::yes, blas::Diagonal::non_unit, block.block(0, 0, k, k), x);
+}
+
+/// Work space of either substitution: the update rows of the largest front, all right-hand sides.
+std::vector<double> substitution_work(const Symbolic& sym, Index count) {
+  return std::vector<double>(static_cast<std::size_t>(sym.stats().largest_front) * static_cast<std::size_t>(count));
+}
+
+/// Copies column-major `y` into interleaved storage, runs `substitute` on it and copies back.
+/// A single column is already interleaved and is worked on in place.
+template <typename Substitute>
+void on_interleaved(linalg::DenseView y, Substitute&& substitute) {
+  if (y.cols == 1) {
+    substitute(InterleavedRhs{y.data, 1});
+    return;
+  }
+  std::vector<double> interleaved(static_cast<std::size_t>(y.rows) * static_cast<std::size_t>(y.cols));
+  const InterleavedRhs z{interleaved.data(), y.cols};
+  for (Index c = 0; c < y.cols; ++c) {
+    for (Index i = 0; i < y.rows; ++i) z.row(i)[c] = y(i, c);
+  }
+  substitute(z);
+  for (Index c = 0; c < y.cols; ++c) {
+    for (Index i = 0; i < y.rows; ++i) y(i, c) = z.row(i)[c];
+  }
+}
+
+/// The forward substitution over the eliminated supernodes (see Factor::forward_substitution).
+template <typename Vector>
+CHOLSIM_INLINE void forward_pass(const Symbolic& sym, std::span<const double> values, InterleavedRhs y,
+                                       double* work) {
+  for (Index s = 0; s < sym.eliminated_supernode_count(); ++s) {
+    const SupernodeBlock b = supernode_block(sym, values, s);
+    if (s + 1 < sym.eliminated_supernode_count()) prefetch_block_start(sym, values, s + 1);
+    if (y.count == 1 && b.k >= kBlasColumns<Vector>) {
+      forward_blas(b, y.data, work);
+      continue;
+    }
+    for (Index first = 0; first < y.count; first += kKernelWidth) {
+      switch (std::min(y.count - first, kKernelWidth)) {
+        case 1: forward_kernel<Vector, 1>(b, y, first, work); break;
+        case 2: forward_kernel<Vector, 2>(b, y, first, work); break;
+        case 3: forward_kernel<Vector, 3>(b, y, first, work); break;
+        default: forward_kernel<Vector, 4>(b, y, first, work); break;
+      }
+    }
+  }
+}
+
+/// The backward substitution over the eliminated supernodes (see Factor::backward_substitution).
+template <typename Vector>
+CHOLSIM_INLINE void backward_pass(const Symbolic& sym, std::span<const double> values, InterleavedRhs y,
+                                        double* work) {
+  for (Index s = sym.eliminated_supernode_count() - 1; s >= 0; --s) {
+    const SupernodeBlock b = supernode_block(sym, values, s);
+    if (s > 0) prefetch_block_start(sym, values, s - 1);
+    if (y.count == 1 && b.k >= kBlasColumns<Vector>) {
+      backward_blas(b, y.data, work);
+      continue;
+    }
+    for (Index first = 0; first < y.count; first += kKernelWidth) {
+      switch (std::min(y.count - first, kKernelWidth)) {
+        case 1: backward_kernel<Vector, 1>(b, y, first, work); break;
+        case 2: backward_kernel<Vector, 2>(b, y, first, work); break;
+        case 3: backward_kernel<Vector, 3>(b, y, first, work); break;
+        default: backward_kernel<Vector, 4>(b, y, first, work); break;
+      }
+    }
+  }
+}
+
+void forward_pass_baseline(const Symbolic& sym, std::span<const double> values, InterleavedRhs y, double* work) {
+  forward_pass<Pair>(sym, values, y, work);
+}
+
+void backward_pass_baseline(const Symbolic& sym, std::span<const double> values, InterleavedRhs y, double* work) {
+  backward_pass<Pair>(sym, values, y, work);
+}
+
+#if CHOLSIM_SOLVE_AVX2
+__attribute__((target("avx2,fma"))) void forward_pass_avx2(const Symbolic& sym, std::span<const double> values,
+                                                            InterleavedRhs y, double* work) {
+  forward_pass<Quad>(sym, values, y, work);
+}
+
+__attribute__((target("avx2,fma"))) void backward_pass_avx2(const Symbolic& sym, std::span<const double> values,
+                                                             InterleavedRhs y, double* work) {
+  backward_pass<Quad>(sym, values, y, work);
+}
+
+#endif
+
+void run_forward_pass(const Symbolic& sym, std::span<const double> values, InterleavedRhs y, double* work) {
+#if CHOLSIM_SOLVE_AVX2
+  if (use_avx2_kernels()) return forward_pass_avx2(sym, values, y, work);
+#endif
+  forward_pass_baseline(sym, values, y, work);
+}
+
+void run_backward_pass(const Symbolic& sym, std::span<const double> values, InterleavedRhs y, double* work) {
+#if CHOLSIM_SOLVE_AVX2
+  if (use_avx2_kernels()) return backward_pass_avx2(sym, values, y, work);
+#endif
+  backward_pass_baseline(sym, values, y, work);
+}
+
+}  // namespace
+
+// Solves L·Y = Y in place (elimination numbering), supernode by supernode: a triangular solve
+// with the diagonal block, then the block below scatters its product into later rows.
+// A partial factorization stops before the Schur supernode: rows of the Schur set are left
+// holding b₂ − L21·y₁, the first phase of the three-phase solve (seed 004 §4.4, eq. 16).
+void Factor::forward_substitution(double* rhs, Index count, std::span<double> work) const {
+  run_forward_pass(*symbolic_, values_, InterleavedRhs{rhs, count}, work.data());
+}
+
+// Solves Lᵀ·Y = Y in place, supernodes in reverse: gather the rows below, subtract the block's
+// transposed product, then the transposed triangular solve. For a partial factorization the
+// Schur rows hold x₂ and are only read: x₁ = L11⁻ᵀ(y₁ − L21ᵀx₂) (seed 004 §4.4, eq. 18).
+void Factor::backward_substitution(double* rhs, Index count, std::span<double> work) const {
+  run_backward_pass(*symbolic_, values_, InterleavedRhs{rhs, count}, work.data());
+}
+
+void Factor::forward_substitution(linalg::DenseView y) const {
+  std::vector<double> work = substitution_work(*symbolic_, y.cols);
+  on_interleaved(y, [&](InterleavedRhs z) { forward_substitution(z.data, z.count, work); });
+}
+
+void Factor::backward_substitution(linalg::DenseView y) const {
+  std::vector<double> work = substitution_work(*symbolic_, y.cols);
+  on_interleaved(y, [&](InterleavedRhs z) { backward_substitution(z.data, z.count, work); });
+}
+
+void Factor::solve(std::span<double> b) const {
+  solve(linalg::DenseView{b.data(), static_cast<Index>(b.size()), 1,
+                          std::max<Index>(1, static_cast<Index>(b.size()))});
+}
+
+void Factor::solve(linalg::DenseView b) const {
+  require_factored("solve");
+  const Symbolic& sym = *symbolic_;
+  if (sym.schur_size() > 0) {
+    throw std::logic_error("solve: this is a partial factorization (Schur set of " +
+                           std::to_string(sym.schur_size()) +
+                           " unknowns); solve it in three phases with SchurComplementFactor");
+  }
+  if (b.rows != sym.size()) {
+    throw std::invalid_argument("solve: right-hand side has " + std::to_string(b.rows) +
+                                " rows, the matrix has " + std::to_string(sym.size()));
+  }
+  const Index n = sym.size();
+  const Index count = b.cols;
+  const auto perm = sym.permutation();
+  // The permutation's copy in and out writes and reads the interleaved layout directly.
+  std::vector<double> y(static_cast<std::size_t>(n) * static_cast<std::size_t>(count));
+  const InterleavedRhs z{y.data(), count};
+  for (Index i = 0; i < n; ++i) {
+    double* row = z.row(i);
+    for (Index c = 0; c < count; ++c) row[c] = b(perm[i], c);
+  }
+  std::vector<double> work = substitution_work(sym, count);
+  forward_substitution(y.data(), count, work);
+  backward_substitution(y.data(), count, work);
+  for (Index i = 0; i < n; ++i) {
+    const double* row = z.row(i);
+    for (Index c = 0; c < count; ++c) b(perm[i], c) = row[c];
+  }
+}
+
+SolveStats Factor::solve_refined(const linalg::SymmetricCscMatrix& a, std::span<double> b,
+                                 int max_steps, double tolerance) const {
+  const auto start = std::chrono::steady_clock::now();
+  SolveStats stats;
+  const std::vector<double> rhs(b.begin(), b.end());
+  const double rhs_norm = std::max(max_abs(rhs), std::numeric_limits<double>::min());
+  solve(b);
+  std::vector<double> residual(b.size());
+  auto update_residual = [&] {
+    linalg::symmetric_multiply(a, b, residual);
+    for (std::size_t i = 0; i < b.size(); ++i) residual[i] = rhs[i] - residual[i];
+    stats.residual = max_abs(residual) / rhs_norm;
+  };
+  update_residual();
+  while (stats.refinement_steps < max_steps && stats.residual > tolerance) {
+    solve(residual);
+    for (std::size_t i = 0; i < b.size(); ++i) b[i] += residual[i];
+    ++stats.refinement_steps;
+    update_residual();
+  }
+  stats.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return stats;
+}
+
+}  // namespace cholsim::factor

@@ -1,0 +1,290 @@
+#include "fem/opsplit/operator_splitting.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <limits>
+#include <stdexcept>
+#include <string>
+#include <utility>
+
+#include "factor/numeric/cholesky_factor.hpp"
+#include "factor/solve/supernodal_solve_tiled.hpp"
+#include "fem/contact/position_projection.hpp"
+#include "fem/opsplit/opsplit_element_pass.hpp"
+#include "fem/opsplit/volume_constraints.hpp"
+
+namespace cholsim::fem {
+namespace {
+
+using linalg::Mat3;
+using linalg::Quaternion;
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+std::size_t at(Index i) { return static_cast<std::size_t>(i); }
+
+void check_options(const OperatorSplittingOptions& options, Index nodes) {
+  const auto fail = [](const std::string& what) {
+    throw std::invalid_argument("OperatorSplittingSimulation: " + what);
+  };
+  if (!(options.time_step > 0.0) || !std::isfinite(options.time_step)) {
+    fail("time step must be positive and finite, got " + std::to_string(options.time_step));
+  }
+  if (options.volume_iterations < 0) fail("volume iterations must be ≥ 0");
+  if (options.rotation_max_iterations < 1) fail("rotation iterations must be ≥ 1");
+  if (!(options.rotation_tolerance > 0.0)) fail("rotation tolerance must be positive");
+  if (!std::isfinite(options.gravity.x) || !std::isfinite(options.gravity.y) || !std::isfinite(options.gravity.z)) {
+    fail("gravity must be finite");
+  }
+  for (std::size_t k = 0; k < options.fixed_nodes.size(); ++k) {
+    const Index v = options.fixed_nodes[k];
+    if (v < 0 || v >= nodes) {
+      fail("fixed node " + std::to_string(v) + " (entry " + std::to_string(k) + ") outside 0.." +
+           std::to_string(nodes - 1));
+    }
+  }
+}
+
+}  // namespace
+
+struct OperatorSplittingSimulation::State {
+  ElasticBody body;
+  OperatorSplittingOptions options;
+  double time = 0.0;
+  std::vector<double> positions, velocities;
+  std::vector<double> predicted;  ///< x̃ of Algorithm 2 line 2
+  std::vector<double> previous;   ///< x(t), for the velocity update (line 16)
+  std::vector<unsigned char> movable;
+  std::vector<double> inverse_masses;  ///< 0 for fixed nodes
+  std::vector<Index> system_nodes;     ///< system row → node
+  std::vector<Index> system_row;       ///< node → system row, −1 when fixed
+  linalg::SymmetricCscMatrix matrix;
+  /// L of M + DᵀKD in the layout for repeated solves; the Factor it was copied from is not kept.
+  std::unique_ptr<factor::TiledSolveFactor> solver;
+
+  OpsplitElementPass element_pass;     ///< F(x̃), APD and DᵀK(r − Dx̃) in one pass (lines 4–8)
+  std::vector<double> right_hand_side;  ///< free nodes × 3, row by row (x, y, z of a node together)
+  VolumeConstraints volume;
+  OperatorSplittingSetup setup;
+
+  void assemble_and_factor();
+  void predict();
+  void apply_solution();
+  [[nodiscard]] Index element_count() const { return body.element_count(); }
+};
+
+void OperatorSplittingSimulation::State::assemble_and_factor() {
+  const auto start = Clock::now();
+  const Index free = static_cast<Index>(system_nodes.size());
+  linalg::Triplets triplets;
+  triplets.reserve(16 * at(element_count()) + at(free));
+  for (Index v : system_nodes) triplets.add(system_row[at(v)], system_row[at(v)], body.node_masses[at(v)]);
+  for (Index e = 0; e < element_count(); ++e) {
+    // Shape-function gradients g₁..g₃ = rows of Dₘ⁻¹, g₀ = −Σ: the entries of Dₜ (eq. 9).
+    std::array<Vec3, 4> g;
+    const Mat3& b = body.rest_shape_inverse[at(e)];
+    g[1] = b.row(0);
+    g[2] = b.row(1);
+    g[3] = b.row(2);
+    g[0] = -(g[1] + g[2] + g[3]);
+    const auto nodes = body.element_nodes(e);
+    const double weight = element_pass.stretch_weight(e);
+    for (std::size_t a = 0; a < 4; ++a) {
+      const Index row = system_row[at(nodes[a])];
+      if (row < 0) continue;
+      for (std::size_t c = 0; c < 4; ++c) {
+        const Index col = system_row[at(nodes[c])];
+        if (col < 0) continue;
+        // Per coordinate, DₜᵀKₜDₜ = 2μVΔt²·(gₐ·g_c): one scalar block for x, y and z.
+        triplets.add(row, col, weight * dot(g[a], g[c]));
+      }
+    }
+  }
+  matrix = linalg::symmetric_from_triplets(free, triplets, linalg::UpperEntries::drop);
+  setup.assemble_seconds = seconds_since(start);
+  setup.matrix_nnz_lower = matrix.nnz_lower();
+  if (free == 0) return;
+
+  const auto analyze_start = Clock::now();
+  factor::Factor factor(factor::analyze(matrix));
+  setup.analyze_seconds = seconds_since(analyze_start);
+  factor::FactorOptions factor_options;
+  factor_options.threads = options.threads;
+  const factor::FactorStatus& status = factor.factorize(matrix, factor_options);
+  if (!status.ok()) {
+    throw std::runtime_error("OperatorSplittingSimulation: M + DᵀKD could not be factored: " + status.message);
+  }
+  setup.factorize_seconds = factor.stats().seconds;
+  setup.nnz_l = factor.symbolic().stats().nnz_l;
+  // Factored once, solved every step: the copy streams L linearly in both substitutions
+  // (factor/solve/supernodal_solve_tiled.hpp says why that matters).
+  solver = std::make_unique<factor::TiledSolveFactor>(factor, options.solve_precision);
+}
+
+void OperatorSplittingSimulation::State::predict() {
+  // Algorithm 2 line 2: x̃ = x + vΔt + gΔt² (the external force is gravity, f/m = g).
+  const double dt = options.time_step;
+  const std::array<double, 3> g = {options.gravity.x, options.gravity.y, options.gravity.z};
+  previous = positions;
+  for (std::size_t v = 0; v < movable.size(); ++v) {
+    for (std::size_t c = 0; c < 3; ++c) {
+      const std::size_t i = 3 * v + c;
+      predicted[i] = movable[v] != 0 ? positions[i] + dt * velocities[i] + dt * dt * g[c] : positions[i];
+    }
+  }
+}
+
+void OperatorSplittingSimulation::State::apply_solution() {
+  positions = predicted;  // fixed nodes: x̃ = x, Δx = 0 (eq. 12 remark)
+  for (std::size_t row = 0; row < system_nodes.size(); ++row) {
+    const std::size_t v = at(system_nodes[row]);
+    for (std::size_t c = 0; c < 3; ++c) positions[3 * v + c] += right_hand_side[3 * row + c];
+  }
+}
+
+OperatorSplittingSimulation::OperatorSplittingSimulation(ElasticBody body, OperatorSplittingOptions options)
+    : state_(std::make_unique<State>()) {
+  State& s = *state_;
+  check_options(options, body.node_count());
+  s.body = std::move(body);
+  s.options = std::move(options);
+  const Index nodes = s.body.node_count();
+  const Index elements = s.body.element_count();
+  s.positions = s.body.rest.positions;
+  s.velocities.assign(s.positions.size(), 0.0);
+  s.predicted = s.positions;
+  s.previous = s.positions;
+  s.movable.assign(at(nodes), 1);
+  for (Index v : s.options.fixed_nodes) s.movable[at(v)] = 0;
+  s.inverse_masses.resize(at(nodes));
+  s.system_row.assign(at(nodes), -1);
+  for (Index v = 0; v < nodes; ++v) {
+    s.inverse_masses[at(v)] = s.movable[at(v)] != 0 ? 1.0 / s.body.node_masses[at(v)] : 0.0;
+    if (s.movable[at(v)] == 0) continue;
+    s.system_row[at(v)] = static_cast<Index>(s.system_nodes.size());
+    s.system_nodes.push_back(v);
+  }
+
+  const double dt = s.options.time_step;
+  const auto free = static_cast<Index>(s.system_nodes.size());
+  s.element_pass = OpsplitElementPass(s.body, s.system_row, free, dt);
+  s.right_hand_side.assign(3 * at(free), 0.0);
+  s.volume = VolumeConstraints(s.body, dt);
+  s.setup.free_nodes = static_cast<Index>(s.system_nodes.size());
+  s.setup.fixed_nodes = nodes - s.setup.free_nodes;
+  s.setup.elements = elements;
+  s.assemble_and_factor();
+}
+
+OperatorSplittingSimulation::~OperatorSplittingSimulation() = default;
+OperatorSplittingSimulation::OperatorSplittingSimulation(OperatorSplittingSimulation&&) noexcept = default;
+OperatorSplittingSimulation& OperatorSplittingSimulation::operator=(OperatorSplittingSimulation&&) noexcept = default;
+
+OperatorSplittingStepStatistics OperatorSplittingSimulation::step() {
+  State& s = *state_;
+  OperatorSplittingStepStatistics stats;
+  const auto step_start = Clock::now();
+  s.predict();
+
+  // Lines 4–8 in one pass; its time is reported as `rotations` (see OperatorSplittingTimings).
+  auto phase = Clock::now();
+  OpsplitElementPassOptions pass;
+  pass.update_rotations = s.options.update_rotations;
+  pass.apd.tolerance = s.options.rotation_tolerance;
+  pass.apd.max_iterations = s.options.rotation_max_iterations;
+  pass.threads = s.options.threads;
+  const linalg::ApdBatchStats apd = s.element_pass.run(s.predicted, s.right_hand_side, pass);
+  stats.rotation_iterations = apd.vector_iterations;
+  stats.rotation_fallbacks = apd.scalar_fallbacks;
+  stats.timings.rotations = seconds_since(phase);
+
+  phase = Clock::now();
+  if (s.solver) s.solver->solve_interleaved(s.right_hand_side, 3);  // x, y, z together (eq. 12)
+  s.apply_solution();
+  stats.timings.solve = seconds_since(phase);
+
+  phase = Clock::now();
+  if (s.options.volume_iterations > 0) {
+    s.volume.project(s.positions, s.inverse_masses, s.options.volume_iterations, s.options.threads);
+  }
+  stats.timings.volume_constraints = seconds_since(phase);
+
+  phase = Clock::now();
+  s.time += s.options.time_step;
+  stats.collision_nodes = project_out_of_obstacles(s.options.obstacles, s.time, s.movable, s.positions);
+  stats.timings.collisions = seconds_since(phase);
+
+  // Algorithm 2 line 16.
+  const double inverse_dt = 1.0 / s.options.time_step;
+  for (std::size_t i = 0; i < s.positions.size(); ++i) s.velocities[i] = (s.positions[i] - s.previous[i]) * inverse_dt;
+  stats.timings.total = seconds_since(step_start);
+  return stats;
+}
+
+void OperatorSplittingSimulation::set_state(std::span<const double> positions, std::span<const double> velocities) {
+  State& s = *state_;
+  if (positions.size() != s.positions.size() || velocities.size() != s.velocities.size()) {
+    throw std::invalid_argument("OperatorSplittingSimulation::set_state: expected " +
+                                std::to_string(s.positions.size()) + " positions and velocities, got " +
+                                std::to_string(positions.size()) + " and " + std::to_string(velocities.size()));
+  }
+  for (std::size_t i = 0; i < positions.size(); ++i) {
+    if (!std::isfinite(positions[i]) || !std::isfinite(velocities[i])) {
+      throw std::invalid_argument("OperatorSplittingSimulation::set_state: non-finite value at node " +
+                                  std::to_string(i / 3) + ", component " + std::to_string(i % 3));
+    }
+  }
+  s.positions.assign(positions.begin(), positions.end());
+  s.velocities.assign(velocities.begin(), velocities.end());
+  for (std::size_t v = 0; v < s.movable.size(); ++v) {
+    if (s.movable[v] == 0) std::fill_n(s.velocities.begin() + static_cast<std::ptrdiff_t>(3 * v), 3, 0.0);
+  }
+}
+
+double OperatorSplittingSimulation::time() const { return state_->time; }
+std::span<const double> OperatorSplittingSimulation::positions() const { return state_->positions; }
+std::span<const double> OperatorSplittingSimulation::velocities() const { return state_->velocities; }
+
+std::vector<double> OperatorSplittingSimulation::volume_ratios() const {
+  std::vector<double> ratios(at(state_->body.element_count()));
+  fem::volume_ratios(state_->body, state_->positions, ratios);
+  return ratios;
+}
+
+std::vector<Quaternion> OperatorSplittingSimulation::element_rotations() const {
+  const State& s = *state_;
+  std::vector<Quaternion> result(at(s.body.element_count()));
+  for (std::size_t t = 0; t < result.size(); ++t) result[t] = s.element_pass.rotation(static_cast<Index>(t));
+  return result;
+}
+
+const linalg::SymmetricCscMatrix& OperatorSplittingSimulation::system_matrix() const { return state_->matrix; }
+std::span<const Index> OperatorSplittingSimulation::system_nodes() const { return state_->system_nodes; }
+const OperatorSplittingSetup& OperatorSplittingSimulation::setup() const { return state_->setup; }
+const ElasticBody& OperatorSplittingSimulation::body() const { return state_->body; }
+const OperatorSplittingOptions& OperatorSplittingSimulation::options() const { return state_->options; }
+
+std::vector<Index> nodes_near_top(const TetMesh& mesh, int axis, double fraction) {
+  if (axis < 0 || axis > 2) throw std::invalid_argument("nodes_near_top: axis must be 0, 1 or 2");
+  if (!(fraction >= 0.0 && fraction <= 1.0)) {
+    throw std::invalid_argument("nodes_near_top: fraction must lie in [0, 1], got " + std::to_string(fraction));
+  }
+  double low = std::numeric_limits<double>::infinity();
+  double top = -low;
+  for (Index v = 0; v < mesh.node_count(); ++v) {
+    low = std::min(low, mesh.positions[3 * at(v) + at(axis)]);
+    top = std::max(top, mesh.positions[3 * at(v) + at(axis)]);
+  }
+  const double threshold = top - fraction * (top - low);
+  std::vector<Index> nodes;
+  for (Index v = 0; v < mesh.node_count(); ++v) {
+    if (mesh.positions[3 * at(v) + at(axis)] >= threshold) nodes.push_back(v);
+  }
+  return nodes;
+}
+
+}  // namespace cholsim::fem

@@ -1,0 +1,78 @@
+#pragma once
+// The per-element work of one operator-splitting step (seed 003 Algorithm 2, lines 4–8) as one
+// pass over the elements. For a block of kApdBatchLanes elements it forms F(x̃) = Dₛ·Dₘ⁻¹ straight
+// from the predicted positions (eq. 4–5), takes the rotations by the APD warm-started from the
+// previous step (§3.3, linalg::analytic_polar_decomposition_blocks), and, while F and R are still
+// in registers, adds the block's DₜᵀKₜ·(vec R − vec F) = 2μVΔt²·(R − F)·gₖ at each local node k
+// to the right-hand side of eq. 12 (gₖ: the shape-function gradients, rows of Dₘ⁻¹ and minus
+// their sum) — instead of three passes that store F, the rotations and the element forces.
+//
+// The per-element constants (Dₘ⁻¹, 2μVΔt², node indices and their right-hand-side rows) are
+// structure-of-arrays, padded to whole blocks. With one thread each block's forces are added to
+// the right-hand side right away. With more, the threads run the blocks and keep their forces,
+// then split the rows and add each row's forces in element order: the same additions in the
+// same order, so the result does not depend on `threads`.
+#include <array>
+#include <span>
+#include <vector>
+
+#include "fem/elements/elastic_body.hpp"
+#include "linalg/polar_decomposition_batch.hpp"
+
+namespace cholsim::fem {
+
+struct OpsplitElementPassOptions {
+  /// False keeps every rotation as it is (no APD): the frozen-r linear model of eq. 11.
+  bool update_rotations = true;
+  linalg::ApdOptions apd;  ///< tolerance and iteration bound of the APD
+  int threads = 1;         ///< as fem::resolve_thread_count reads it
+};
+
+class OpsplitElementPass {
+ public:
+  OpsplitElementPass() = default;
+  /// Element data of `body` for time step Δt > 0, with right-hand-side row system_row[v] for node
+  /// v (−1: a fixed node, whose contributions are dropped, eq. 12). Rotations start at the
+  /// identity. Throws std::invalid_argument when system_row does not have one entry per node or
+  /// names a row outside [−1, rows).
+  OpsplitElementPass(const ElasticBody& body, std::span<const Index> system_row, Index rows, double time_step);
+
+  /// Overwrites `right_hand_side` (3·rows, row by row: row r's x, y, z at [3r, 3r + 3), so that
+  /// the scatter of a node's force touches one cache line, not three) with DᵀK·(r − D·x̃)
+  /// summed over all elements, x̃ = `predicted` (3·nodes), updating every element's rotation to
+  /// the APD of F(x̃) first when options.update_rotations. Throws std::invalid_argument on size
+  /// mismatches.
+  linalg::ApdBatchStats run(std::span<const double> predicted, std::span<double> right_hand_side,
+                            const OpsplitElementPassOptions& options);
+
+  /// Element e's current rotation (unit quaternion); std::out_of_range for a bad index.
+  [[nodiscard]] linalg::Quaternion rotation(Index element) const;
+  [[nodiscard]] Index element_count() const { return element_count_; }
+  /// 2μV_tΔt² of element t (Algorithm 1 line 5: the diagonal of K).
+  [[nodiscard]] double stretch_weight(Index element) const { return stretch_weight_.at(static_cast<std::size_t>(element)); }
+
+ private:
+  /// F, APD and forces for blocks [first_block, last_block), each block's forces handed to
+  /// sink(first slot, real lanes, forces).
+  template <typename Sink>
+  linalg::ApdBatchStats run_blocks(Index first_block, Index last_block, std::span<const double> predicted,
+                                   const OpsplitElementPassOptions& options, Sink&& sink);
+
+  /// Threaded path: adds element_forces_ on rows [row_begin, row_end) in element order.
+  void scatter_rows(Index row_begin, Index row_end, std::span<double> right_hand_side) const;
+
+  Index node_count_ = 0;
+  Index rows_ = 0;
+  Index element_count_ = 0;
+  // Per slot = element, padded to whole blocks.
+  std::array<std::vector<Index>, 4> nodes_;          ///< element nodes
+  std::array<std::vector<Index>, 4> rows_of_nodes_;  ///< their right-hand-side rows, −1 when fixed
+  std::array<std::vector<double>, 9> rest_inverse_;  ///< Dₘ⁻¹ row-major
+  std::vector<double> stretch_weight_;               ///< 2μVΔt² (Algorithm 1 line 5)
+  std::array<std::vector<double>, 4> rotation_;      ///< quaternion w, x, y, z
+  std::vector<double> element_forces_;  ///< threaded path: [12·slot + 3k + c], force on local node k, coordinate c
+  std::vector<Index> first_element_of_row_;  ///< the first and last element with a node on row r
+  std::vector<Index> last_element_of_row_;   ///< (element_count and −1 for none)
+};
+
+}  // namespace cholsim::fem

@@ -1,0 +1,229 @@
+#include "fem/opsplit/volume_constraints.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <stdexcept>
+#include <string>
+
+#include "fem/opsplit/opsplit_color_loops.hpp"
+
+namespace cholsim::fem {
+namespace {
+
+using linalg::Vec3;
+
+Vec3 node_position(std::span<const double> positions, Index node) {
+  const auto i = static_cast<std::size_t>(3 * node);
+  return {positions[i], positions[i + 1], positions[i + 2]};
+}
+
+constexpr int kLanes = 8;
+constexpr Index kBlockLanes = kLanes;
+
+/// kLanes constraints of one colour, gathered: no two share a node, so they are independent
+/// and a block of them is exactly the sequential Gauss–Seidel update of each.
+struct ConstraintBlock {
+  alignas(64) double x[4][3][kLanes];  ///< node k, coordinate r, lane l; moved by eq. 16
+  alignas(64) double inverse_mass[4][kLanes];
+  alignas(64) double inverse_six_volume[kLanes];
+  alignas(64) double stiffness[kLanes];   ///< α⁻¹
+  alignas(64) double multiplier[kLanes];  ///< κ in, κ + Δκ out
+};
+
+// AVX-512 and AVX2 clones picked at load time, as in linalg/polar_decomposition_batch.cpp.
+#if defined(__GNUC__) && defined(__x86_64__) && !defined(__clang__)
+#define CHOLSIM_VOLUME_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+#else
+#define CHOLSIM_VOLUME_CLONES
+#endif
+
+/// Eq. 14–16 on every lane.
+CHOLSIM_VOLUME_CLONES void project_block(ConstraintBlock& __restrict b) {
+  for (int l = 0; l < kLanes; ++l) {
+    double e[3][3];  // e[k][r]: edge x_{k+1} − x₀
+    for (int k = 0; k < 3; ++k) {
+      for (int r = 0; r < 3; ++r) e[k][r] = b.x[k + 1][r][l] - b.x[0][r][l];
+    }
+    const auto cross = [](const double* a, const double* c, double* out) {
+      out[0] = a[1] * c[2] - a[2] * c[1];
+      out[1] = a[2] * c[0] - a[0] * c[2];
+      out[2] = a[0] * c[1] - a[1] * c[0];
+    };
+    // ∇C of eq. 14 (the supplemental document's gradients): cofactor columns / 6V.
+    double g[4][3];
+    cross(e[1], e[2], g[1]);
+    cross(e[2], e[0], g[2]);
+    cross(e[0], e[1], g[3]);
+    const double scale = b.inverse_six_volume[l];
+    const double constraint = (g[3][0] * e[2][0] + g[3][1] * e[2][1] + g[3][2] * e[2][2]) * scale - 1.0;  // eq. 14
+    double weighted_norm = 0.0;
+    for (int r = 0; r < 3; ++r) {
+      for (int k = 1; k < 4; ++k) g[k][r] *= scale;
+      g[0][r] = -(g[1][r] + g[2][r] + g[3][r]);
+    }
+    for (int k = 0; k < 4; ++k) {
+      weighted_norm += b.inverse_mass[k][l] * (g[k][0] * g[k][0] + g[k][1] * g[k][1] + g[k][2] * g[k][2]);
+    }
+    // Eq. 15 with numerator and denominator times α⁻¹, so that λ = 0 (ν = 0: no volume term,
+    // α = ∞) gives Δκ = 0 instead of ∞/∞. Sign convention of Macklin et al. (XPBD), which
+    // lowers C: printed literally (Δκ ∝ +C with x += w∇CΔκ) the update would push C away from 0.
+    const double stiffness = b.stiffness[l];
+    const double delta = (-constraint * stiffness - b.multiplier[l]) / (weighted_norm * stiffness + 1.0);
+    b.multiplier[l] += delta;
+    for (int k = 0; k < 4; ++k) {
+      const double step = b.inverse_mass[k][l] * delta;
+      for (int r = 0; r < 3; ++r) b.x[k][r][l] += step * g[k][r];
+    }
+  }
+}
+
+}  // namespace
+
+std::vector<Index> greedy_element_colors(const TetMesh& mesh) {
+  const Index nodes = mesh.node_count();
+  const Index elements = mesh.tet_count();
+  // Node → incident elements (CSR).
+  std::vector<Index> incident_begin(static_cast<std::size_t>(nodes) + 1, 0);
+  for (Index v : mesh.tets) ++incident_begin[static_cast<std::size_t>(v) + 1];
+  for (std::size_t v = 0; v < static_cast<std::size_t>(nodes); ++v) incident_begin[v + 1] += incident_begin[v];
+  std::vector<Index> incident(mesh.tets.size());
+  std::vector<Index> fill(incident_begin.begin(), incident_begin.end() - 1);
+  for (Index e = 0; e < elements; ++e) {
+    for (Index k = 0; k < 4; ++k) {
+      const auto v = static_cast<std::size_t>(mesh.tets[static_cast<std::size_t>(4 * e + k)]);
+      incident[static_cast<std::size_t>(fill[v]++)] = e;
+    }
+  }
+  std::vector<Index> color(static_cast<std::size_t>(elements), -1);
+  std::vector<Index> forbidden_by;  // forbidden_by[c] == e: colour c is taken next to element e
+  for (Index e = 0; e < elements; ++e) {
+    for (Index k = 0; k < 4; ++k) {
+      const auto v = static_cast<std::size_t>(mesh.tets[static_cast<std::size_t>(4 * e + k)]);
+      for (Index p = incident_begin[v]; p < incident_begin[v + 1]; ++p) {
+        const Index c = color[static_cast<std::size_t>(incident[static_cast<std::size_t>(p)])];
+        if (c < 0) continue;
+        if (static_cast<std::size_t>(c) >= forbidden_by.size()) forbidden_by.resize(static_cast<std::size_t>(c) + 1, -1);
+        forbidden_by[static_cast<std::size_t>(c)] = e;
+      }
+    }
+    Index c = 0;
+    while (static_cast<std::size_t>(c) < forbidden_by.size() && forbidden_by[static_cast<std::size_t>(c)] == e) ++c;
+    color[static_cast<std::size_t>(e)] = c;
+  }
+  return color;
+}
+
+VolumeConstraints::VolumeConstraints(const ElasticBody& body, double time_step) : node_count_(body.node_count()) {
+  if (!(time_step > 0.0) || !std::isfinite(time_step)) {
+    throw std::invalid_argument("VolumeConstraints: time step must be positive and finite, got " +
+                                std::to_string(time_step));
+  }
+  const Index elements = body.element_count();
+  const std::vector<Index> color = greedy_element_colors(body.rest);
+  const Index colors = elements == 0 ? 0 : *std::max_element(color.begin(), color.end()) + 1;
+  color_begin_.assign(static_cast<std::size_t>(colors) + 1, 0);
+  for (Index c : color) ++color_begin_[static_cast<std::size_t>(c) + 1];
+  for (std::size_t c = 0; c < static_cast<std::size_t>(colors); ++c) color_begin_[c + 1] += color_begin_[c];
+  std::vector<Index> slot(color_begin_.begin(), color_begin_.end() - 1);
+
+  nodes_.resize(4 * static_cast<std::size_t>(elements));
+  inverse_six_volume_.resize(static_cast<std::size_t>(elements));
+  stiffness_.resize(static_cast<std::size_t>(elements));
+  multipliers_.assign(static_cast<std::size_t>(elements), 0.0);
+  for (Index e = 0; e < elements; ++e) {
+    const auto c = static_cast<std::size_t>(slot[static_cast<std::size_t>(color[static_cast<std::size_t>(e)])]++);
+    const auto nodes = body.element_nodes(e);
+    std::copy(nodes.begin(), nodes.end(), nodes_.begin() + static_cast<std::ptrdiff_t>(4 * c));
+    const double volume = body.rest_volumes[static_cast<std::size_t>(e)];
+    inverse_six_volume_[c] = 1.0 / (6.0 * volume);
+    stiffness_[c] = body.lame[static_cast<std::size_t>(e)].lambda * volume * time_step * time_step;  // eq. 13
+  }
+}
+
+void VolumeConstraints::project(std::span<double> positions, std::span<const double> inverse_masses, int iterations,
+                                int threads) {
+  if (positions.size() != 3 * static_cast<std::size_t>(node_count_) ||
+      inverse_masses.size() != static_cast<std::size_t>(node_count_)) {
+    throw std::invalid_argument("VolumeConstraints::project: expected " + std::to_string(3 * node_count_) +
+                                " coordinates and " + std::to_string(node_count_) + " inverse masses, got " +
+                                std::to_string(positions.size()) + " and " + std::to_string(inverse_masses.size()));
+  }
+  std::fill(multipliers_.begin(), multipliers_.end(), 0.0);  // κ = 0 at the start of a step
+  for (int sweep = 0; sweep < iterations; ++sweep) {
+    parallel_colors(color_begin_, kBlockLanes, threads, [&](Index, Index begin, Index end) {
+      project_range(positions, inverse_masses, begin, end);
+    });
+  }
+}
+
+void VolumeConstraints::project_range(std::span<double> positions, std::span<const double> inverse_masses,
+                                      Index begin, Index end) {
+  const auto gather = [&](ConstraintBlock& block, Index first, int lanes) {
+    // Lanes past the end keep zeros: zero stiffness gives Δκ = 0 there, and they are not
+    // written back.
+    if (lanes < kLanes) block = ConstraintBlock{};
+    for (int l = 0; l < lanes; ++l) {
+      const auto c = static_cast<std::size_t>(first + l);
+      for (std::size_t k = 0; k < 4; ++k) {
+        const auto v = static_cast<std::size_t>(nodes_[4 * c + k]);
+        for (std::size_t r = 0; r < 3; ++r) block.x[k][r][l] = positions[3 * v + r];
+        block.inverse_mass[k][l] = inverse_masses[v];
+      }
+      block.inverse_six_volume[l] = inverse_six_volume_[c];
+      block.stiffness[l] = stiffness_[c];
+      block.multiplier[l] = multipliers_[c];
+    }
+  };
+  const auto scatter = [&](const ConstraintBlock& block, Index first, int lanes) {
+    for (int l = 0; l < lanes; ++l) {
+      const auto c = static_cast<std::size_t>(first + l);
+      multipliers_[c] = block.multiplier[l];
+      for (std::size_t k = 0; k < 4; ++k) {
+        const auto v = static_cast<std::size_t>(nodes_[4 * c + k]);
+        // A plain store: no other constraint of the colour touches node v.
+        for (std::size_t r = 0; r < 3; ++r) positions[3 * v + r] = block.x[k][r][l];
+      }
+    }
+  };
+  // Two blocks at a time, both gathered before either is projected, so that project_block's
+  // vector loads find the gathers' scalar stores already in the cache. The constraints of a
+  // colour are independent, so the order of gathers and scatters among them does not matter.
+  std::array<ConstraintBlock, 2> blocks;
+  std::array<int, 2> lanes{};
+  for (Index pair = begin; pair < end; pair += 2 * kBlockLanes) {
+    for (std::size_t b = 0; b < 2; ++b) {
+      const Index first = pair + static_cast<Index>(b) * kBlockLanes;
+      lanes[b] = static_cast<int>(std::clamp<Index>(end - first, 0, kBlockLanes));
+      if (lanes[b] > 0) gather(blocks[b], first, lanes[b]);
+    }
+    for (std::size_t b = 0; b < 2; ++b) {
+      if (lanes[b] > 0) project_block(blocks[b]);
+    }
+    for (std::size_t b = 0; b < 2; ++b) scatter(blocks[b], pair + static_cast<Index>(b) * kBlockLanes, lanes[b]);
+  }
+}
+
+void volume_ratios(const ElasticBody& body, std::span<const double> positions, std::span<double> ratios) {
+  if (positions.size() != 3 * static_cast<std::size_t>(body.node_count()) ||
+      ratios.size() != static_cast<std::size_t>(body.element_count())) {
+    throw std::invalid_argument("volume_ratios: positions or ratios have the wrong length");
+  }
+  for (Index e = 0; e < body.element_count(); ++e) {
+    const auto nodes = body.element_nodes(e);
+    const Vec3 x0 = node_position(positions, nodes[0]);
+    const double six_volume = dot(cross(node_position(positions, nodes[1]) - x0, node_position(positions, nodes[2]) - x0),
+                                  node_position(positions, nodes[3]) - x0);
+    ratios[static_cast<std::size_t>(e)] = six_volume / (6.0 * body.rest_volumes[static_cast<std::size_t>(e)]);
+  }
+}
+
+double max_volume_error(const ElasticBody& body, std::span<const double> positions) {
+  std::vector<double> ratios(static_cast<std::size_t>(body.element_count()));
+  volume_ratios(body, positions, ratios);
+  double worst = 0.0;
+  for (double r : ratios) worst = std::max(worst, std::abs(r - 1.0));
+  return worst;
+}
+
+}  // namespace cholsim::fem
