@@ -5,6 +5,9 @@ find_package(Threads REQUIRED)
 # OpenBLAS gives BLAS, LAPACK and the thread-count control owned by linalg/blas_threads.
 pkg_check_modules(OPENBLAS REQUIRED IMPORTED_TARGET openblas)
 
+# oneTBB: the parallel loops and assembly-tree tasks (linalg/parallel_loops.hpp).
+find_package(TBB REQUIRED)
+
 # METIS (nested dissection orderings).
 find_path(METIS_INCLUDE_DIR metis.h REQUIRED)
 find_library(METIS_LIBRARY metis REQUIRED)

@@ -8,6 +8,7 @@ packages=(
   build-essential cmake pkg-config ninja-build
   libopenblas-dev liblapack-dev liblapacke-dev
   libmetis-dev
+  libtbb-dev
   libvtk9-dev
   libgtest-dev libgmock-dev
   libbenchmark-dev

@@ -10,7 +10,7 @@
 #include "factor/numeric/multifrontal.hpp"
 #include "factor/update/update_block_retention.hpp"
 #include "linalg/blas.hpp"
-#include "linalg/blas_threads.hpp"
+#include "linalg/parallel_loops.hpp"
 
 namespace cholsim::factor {
 namespace {
@@ -75,7 +75,7 @@ const FactorStatus& FactorDerivative::refactorize_with_derivative(const ChangedE
   if (!accept_matrices(a, a_derivative, options.check_finite)) return status();
   const Index count = symbolic().supernode_count();
   DerivativeWork work(count);
-  const int threads = options.threads > 0 ? options.threads : linalg::hardware_threads();
+  const int threads = linalg::resolve_thread_count(options.threads);
   const std::vector<double> factor_seconds =
       factor_.recompute_marked(a, marked, threads, derivative_step(a_derivative, *retained_derivative_, work));
   finish_stats(start, factor_seconds, *retained_derivative_, work);

@@ -8,7 +8,7 @@
 #include "factor/numeric/multifrontal.hpp"
 #include "factor/numeric/tree_scheduler.hpp"
 #include "factor/update/update_block_retention.hpp"
-#include "linalg/blas_threads.hpp"
+#include "linalg/parallel_loops.hpp"
 
 namespace cholsim::factor {
 namespace {
@@ -79,7 +79,6 @@ FactorStatus first_pivot_failure(const Symbolic& symbolic, std::span<const int> 
 
 namespace {
 
-int resolve_threads(int requested) { return requested > 0 ? requested : linalg::hardware_threads(); }
 
 }  // namespace
 
@@ -112,7 +111,7 @@ std::vector<double> Factor::compute_all_supernodes(const linalg::SymmetricCscMat
       update_blocks_for_call(retained_, options.retain_update_blocks, transient, sym.supernode_count());
   keeps_block_ = retained_ ? retained_update_blocks(sym, options.retain_min_flops_per_entry) : std::vector<char>{};
   std::vector<double> seconds =
-      compute_supernodes(a, {}, resolve_threads(options.threads), updates, keeps_block_, follow_up);
+      compute_supernodes(a, {}, linalg::resolve_thread_count(options.threads), updates, keeps_block_, follow_up);
   // seed 000 §4.4: the time of every supernode in the full factorization is its cost.
   cost_model_ = SupernodeCostModel(seconds);
   stats_.peak_update_bytes = updates.peak_bytes();

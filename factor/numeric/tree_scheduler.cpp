@@ -2,13 +2,14 @@
 
 #include <algorithm>
 #include <atomic>
-#include <condition_variable>
 #include <exception>
 #include <mutex>
 #include <numeric>
-#include <thread>
+
+#include <tbb/task_group.h>
 
 #include "linalg/blas_threads.hpp"
+#include "linalg/parallel_loops.hpp"
 
 namespace cholsim::factor {
 namespace {
@@ -23,37 +24,56 @@ double lpt_makespan(std::vector<double> costs, int threads) {
   return *std::max_element(load.begin(), load.end());
 }
 
-// Phase-1 state: a shared stack of ready supernodes and the pending-children counters.
-class ReadyQueue {
- public:
-  ReadyQueue(std::vector<Index> initial, Index remaining) : ready_(std::move(initial)), remaining_(remaining) {}
 
-  // Blocks until a supernode is ready or all work is done (returns -1).
-  Index pop() {
-    std::unique_lock lock(mutex_);
-    changed_.wait(lock, [&] { return !ready_.empty() || remaining_ == 0; });
-    if (ready_.empty()) return -1;
-    const Index s = ready_.back();
-    ready_.pop_back();
-    return s;
-  }
-
-  // Marks s done; `newly_ready` (may be -1) becomes available.
-  void finish(Index newly_ready) {
-    {
-      std::lock_guard lock(mutex_);
-      --remaining_;
-      if (newly_ready != -1) ready_.push_back(newly_ready);
+// Phase 1 on `threads` threads: the supernodes of the subtrees below the cut as oneTBB tasks of
+// a task_group, inside the arena of that thread count. Leaves are spawned; a supernode is ready
+// when its last child has finished, and the task that finished that child runs it next (no
+// spawn, and the child's update block is still in that core's cache). Every supernode reads its
+// children's results itself, in a fixed order, so which thread ran what never shows in the
+// factor.
+template <typename RunOne>
+void run_subtrees_as_tasks(const Symbolic& symbolic, const TreeSchedule& schedule, int threads,
+                           const RunOne& run_one, std::vector<char>& failed, std::span<const char> active) {
+  const Index count = symbolic.supernode_count();
+  std::vector<std::atomic<Index>> pending(static_cast<std::size_t>(count));
+  std::vector<char> in_phase1(static_cast<std::size_t>(count), 0);
+  std::vector<Index> leaves;
+  // Roots are listed largest first; their leaves are spawned in reverse, so the calling thread,
+  // which takes the newest task first, starts with the biggest subtree.
+  for (auto root = schedule.subtree_roots.rbegin(); root != schedule.subtree_roots.rend(); ++root) {
+    for (Index s = symbolic.subtree_begin(*root); s <= *root; ++s) {
+      if (!is_active(active, s)) continue;
+      in_phase1[s] = 1;
+      Index children = 0;
+      for (Index c : symbolic.children(s)) children += is_active(active, c) ? 1 : 0;
+      pending[s].store(children, std::memory_order_relaxed);
+      if (children == 0) leaves.push_back(s);
     }
-    changed_.notify_all();
   }
-
- private:
-  std::mutex mutex_;
-  std::condition_variable changed_;
-  std::vector<Index> ready_;
-  Index remaining_;
-};
+  std::exception_ptr error;
+  std::mutex error_mutex;
+  const auto run_from = [&](Index s) {
+    while (s != -1) {
+      try {
+        run_one(s);
+      } catch (...) {
+        const std::lock_guard lock(error_mutex);
+        if (!error) error = std::current_exception();
+        failed[s] = 1;
+      }
+      const Index p = symbolic.parent(s);
+      // The last child to finish makes the parent ready (acq_rel publishes its results).
+      const bool parent_ready = p != -1 && in_phase1[p] && pending[p].fetch_sub(1, std::memory_order_acq_rel) == 1;
+      s = parent_ready ? p : -1;
+    }
+  };
+  linalg::thread_arena(threads).execute([&] {
+    tbb::task_group tasks;
+    for (Index leaf : leaves) tasks.run([&run_from, leaf] { run_from(leaf); });
+    tasks.wait();
+  });
+  if (error) std::rethrow_exception(error);
+}
 
 }  // namespace
 
@@ -123,47 +143,7 @@ void run_tree_schedule(const Symbolic& symbolic, const TreeSchedule& schedule, i
         }
       }
     } else {
-      std::vector<std::atomic<Index>> pending(static_cast<std::size_t>(count));
-      std::vector<char> in_phase1(static_cast<std::size_t>(count), 0);
-      std::vector<Index> leaves;
-      Index phase1_count = 0;
-      // Roots are listed largest first; seed leaves in reverse so the LIFO stack starts with
-      // the biggest subtree.
-      for (auto it = schedule.subtree_roots.rbegin(); it != schedule.subtree_roots.rend(); ++it) {
-        for (Index s = symbolic.subtree_begin(*it); s <= *it; ++s) {
-          if (!is_active(active, s)) continue;
-          in_phase1[s] = 1;
-          ++phase1_count;
-          Index children = 0;
-          for (Index c : symbolic.children(s)) children += is_active(active, c) ? 1 : 0;
-          pending[s].store(children, std::memory_order_relaxed);
-          if (children == 0) leaves.push_back(s);
-        }
-      }
-      ReadyQueue queue(std::move(leaves), phase1_count);
-      std::exception_ptr error;
-      std::mutex error_mutex;
-      auto worker = [&] {
-        for (Index s = queue.pop(); s != -1; s = queue.pop()) {
-          try {
-            run_one(s);
-          } catch (...) {
-            std::lock_guard lock(error_mutex);
-            if (!error) error = std::current_exception();
-            failed[s] = 1;
-          }
-          const Index p = symbolic.parent(s);
-          // The last child to finish makes the parent ready (acq_rel publishes its results).
-          const bool parent_ready = p != -1 && in_phase1[p] &&
-                                    pending[p].fetch_sub(1, std::memory_order_acq_rel) == 1;
-          queue.finish(parent_ready ? p : -1);
-        }
-      };
-      std::vector<std::thread> pool;
-      for (int t = 1; t < threads; ++t) pool.emplace_back(worker);
-      worker();
-      for (auto& thread : pool) thread.join();
-      if (error) std::rethrow_exception(error);
+      run_subtrees_as_tasks(symbolic, schedule, threads, run_one, failed, active);
     }
   }
 

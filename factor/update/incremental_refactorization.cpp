@@ -10,7 +10,7 @@
 #include "factor/numeric/multifrontal.hpp"
 #include "factor/update/update_block_retention.hpp"
 #include "factor/update/update_scheduling.hpp"
-#include "linalg/blas_threads.hpp"
+#include "linalg/parallel_loops.hpp"
 
 namespace cholsim::factor {
 
@@ -33,7 +33,7 @@ const FactorStatus& Factor::refactorize(const ChangedEntries& changed, const lin
   const auto start = std::chrono::steady_clock::now();
   const std::vector<char> marked = begin_refactorization(changed, "refactorize");
   if (!accept_matrix(a, options.check_finite)) return status_;
-  recompute_marked(a, marked, options.threads > 0 ? options.threads : linalg::hardware_threads(), {});
+  recompute_marked(a, marked, linalg::resolve_thread_count(options.threads), {});
   finish_timing(start);
   return status_;
 }

@@ -15,8 +15,8 @@
 #include "fem/corotational/selective_damping.hpp"
 #include "fem/corotational/warp_canceling.hpp"
 #include "fem/elements/corotational_element.hpp"
-#include "fem/parallel_loops.hpp"
 #include "linalg/assembly_pattern.hpp"
+#include "linalg/parallel_loops.hpp"
 #include "linalg/polar_decomposition.hpp"
 #include "solvers/cg/conjugate_gradient.hpp"
 
@@ -176,7 +176,7 @@ struct CorotationalSimulation::State {
 
   // --- element kernels ------------------------------------------------------------------
   void compute_element_rotations_and_forces() {
-    parallel_chunks(elements(), threads, [&](Index begin, Index end) {
+    linalg::parallel_chunks(elements(), threads, [&](Index begin, Index end) {
       for (Index e = begin; e < end; ++e) {
         const auto k = static_cast<std::size_t>(e);
         const Mat3 deformation = deformation_gradient(body, e, positions);
@@ -309,7 +309,7 @@ struct CorotationalSimulation::State {
 
   void set_up() {
     check_options(options);
-    threads = resolve_thread_count(options.threads);
+    threads = linalg::resolve_thread_count(options.threads);
     const auto n = static_cast<std::size_t>(nodes());
     const auto m = static_cast<std::size_t>(elements());
     positions = body.rest.positions;
@@ -362,7 +362,7 @@ struct CorotationalSimulation::State {
   // --- one step ---------------------------------------------------------------------------
   void estimate_errors(StepStatistics& stats) {
     const double scale = stiffness_scale();
-    parallel_chunks(elements(), threads, [&](Index begin, Index end) {
+    linalg::parallel_chunks(elements(), threads, [&](Index begin, Index end) {
       for (Index e = begin; e < end; ++e) {
         const auto k = static_cast<std::size_t>(e);
         element_errors[k] = stale_element_error(isotropic_tet(body, e), scale, element_rotations[k], assembled_frames[k],

@@ -6,7 +6,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "fem/parallel_loops.hpp"
+#include "linalg/parallel_loops.hpp"
 #include "linalg/polar_decomposition.hpp"
 
 namespace cholsim::fem {
@@ -148,7 +148,7 @@ void NodeRotationFitter::fit(std::span<const double> rest, std::span<const doubl
     const auto k = 3 * static_cast<std::size_t>(i);
     return Vec3{x[k], x[k + 1], x[k + 2]};
   };
-  parallel_chunks(nodes, threads, [&](Index begin, Index end) {
+  linalg::parallel_chunks(nodes, threads, [&](Index begin, Index end) {
     for (Index i = begin; i < end; ++i) {
       const Vec3 rest_center = point(rest, i), current_center = point(current, i);
       Mat3 covariance = Mat3::zero();

@@ -7,8 +7,8 @@
 #include <string>
 
 #include "factor/numeric/cholesky_factor.hpp"
-#include "fem/parallel_loops.hpp"
 #include "linalg/assembly_pattern.hpp"
+#include "linalg/parallel_loops.hpp"
 #include "linalg/polar_decomposition.hpp"
 
 namespace cholsim::fem {
@@ -203,7 +203,7 @@ std::vector<double> FixedCorotatedNewtonSimulation::State::gradient(std::span<co
 }
 
 void FixedCorotatedNewtonSimulation::State::assemble_hessian(std::span<const double> x) {
-  parallel_chunks(body.element_count(), options.threads, [&](Index begin, Index end) {
+  linalg::parallel_chunks(body.element_count(), options.threads, [&](Index begin, Index end) {
     for (Index e = begin; e < end; ++e) {
       const StressDerivative h = fixed_corotated_stress_derivative(deformation(x, e), body.lame[at(e)], options.definiteness_fix);
       const std::array<Vec3, 4> grads = shape_gradients(body.rest_shape_inverse[at(e)]);

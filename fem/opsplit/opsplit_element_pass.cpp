@@ -7,7 +7,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "fem/parallel_loops.hpp"
+#include "linalg/parallel_loops.hpp"
 
 namespace cholsim::fem {
 namespace {
@@ -227,7 +227,7 @@ linalg::ApdBatchStats OpsplitElementPass::run(std::span<const double> predicted,
   }
   const Index slots = static_cast<Index>(stretch_weight_.size());
   const Index blocks = slots / kApdBatchLanes;
-  const int threads = slots < kMinParallelIterations ? 1 : resolve_thread_count(options.threads);
+  const int threads = slots < linalg::kMinParallelIterations ? 1 : linalg::resolve_thread_count(options.threads);
   std::fill(right_hand_side.begin(), right_hand_side.end(), 0.0);
   // The scatter stays scalar (the lanes of a block may share nodes) and runs in element order.
   const auto scatter = [&](Index first, int lanes, const auto& force) {
@@ -254,7 +254,7 @@ linalg::ApdBatchStats OpsplitElementPass::run(std::span<const double> predicted,
   element_forces_.resize(12 * at(slots));  // allocates on the first threaded run only
   ApdBatchStats total;
   std::mutex total_mutex;
-  parallel_chunks(slots, threads, [&](Index begin, Index end) {
+  linalg::parallel_chunks(slots, threads, [&](Index begin, Index end) {
     const ApdBatchStats part = run_blocks(begin / kApdBatchLanes, end / kApdBatchLanes, predicted, options,
                                           [&](Index first, int, const BlockForces& forces) {
                                             double* out = element_forces_.data() + 12 * at(first);
@@ -269,7 +269,7 @@ linalg::ApdBatchStats OpsplitElementPass::run(std::span<const double> predicted,
     total.scalar_fallbacks += part.scalar_fallbacks;
     total.unconverged += part.unconverged;
   });
-  parallel_chunks(rows_, threads, [&](Index row_begin, Index row_end) { scatter_rows(row_begin, row_end, right_hand_side); });
+  linalg::parallel_chunks(rows_, threads, [&](Index row_begin, Index row_end) { scatter_rows(row_begin, row_end, right_hand_side); });
   return total;
 }
 

@@ -25,7 +25,7 @@ struct OpsplitElementPassOptions {
   /// False keeps every rotation as it is (no APD): the frozen-r linear model of eq. 11.
   bool update_rotations = true;
   linalg::ApdOptions apd;  ///< tolerance and iteration bound of the APD
-  int threads = 1;         ///< as fem::resolve_thread_count reads it
+  int threads = 1;         ///< as linalg::resolve_thread_count reads it
 };
 
 class OpsplitElementPass {

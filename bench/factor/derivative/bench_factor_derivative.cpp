@@ -40,9 +40,9 @@
 #include "factor/derivative/factor_derivative.hpp"
 #include "factor/numeric/cholesky_factor.hpp"
 #include "linalg/assembly_pattern.hpp"
-#include "linalg/blas_threads.hpp"
 #include "linalg/element_changes.hpp"
 #include "linalg/generators.hpp"
+#include "linalg/parallel_loops.hpp"
 
 namespace {
 
@@ -189,7 +189,7 @@ void require(const factor::FactorStatus& status, const char* what) {
 
 BoxResult run_box(Index cells, const BoxSystem& system, const std::shared_ptr<const factor::Symbolic>& symbolic,
                   const Options& options) {
-  const int threads = options.threads > 0 ? options.threads : linalg::hardware_threads();
+  const int threads = linalg::resolve_thread_count(options.threads);
   const factor::FactorOptions factor_options{.threads = threads};
 
   BoxResult result;
@@ -268,7 +268,7 @@ BoxSystem changed_system(const BoxSystem& system, std::span<const Index> element
 
 RefactorResult run_refactor(const BoxSystem& system, const std::shared_ptr<const factor::Symbolic>& symbolic,
                             const Options& options) {
-  const int threads = options.threads > 0 ? options.threads : linalg::hardware_threads();
+  const int threads = linalg::resolve_thread_count(options.threads);
   const factor::FactorOptions retain{.threads = threads, .retain_update_blocks = true};
   const auto count = std::max<Index>(
       1, static_cast<Index>(std::llround(options.refactor_fraction * static_cast<double>(system.mesh.tet_count()))));

@@ -11,9 +11,9 @@
 #include <vector>
 
 #include "fem/opsplit/opsplit_element_pass.hpp"
-#include "fem/parallel_loops.hpp"
 #include "linalg/dense_matrix.hpp"
 #include "linalg/generators.hpp"
+#include "linalg/parallel_loops.hpp"
 #include "linalg/polar_decomposition.hpp"
 
 namespace cholsim::fem {
@@ -164,7 +164,7 @@ TEST(OpsplitElementPass, ResultDoesNotDependOnThreadCount) {
     std::vector<double> rhs(rhs_one.size());
     options.threads = threads;
     const linalg::ApdBatchStats stats = pass.run(x, rhs, options);
-    ASSERT_GE(free, kMinParallelIterations);
+    ASSERT_GE(free, linalg::kMinParallelIterations);
     EXPECT_EQ(rhs, rhs_one) << threads << " threads";
     EXPECT_EQ(stats.vector_iterations, stats_one.vector_iterations);
     for (Index t = 0; t < body.element_count(); ++t) {
