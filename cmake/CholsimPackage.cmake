@@ -8,3 +8,4 @@ write_basic_package_version_file(${PROJECT_BINARY_DIR}/cholsimConfigVersion.cmak
   COMPATIBILITY SameMinorVersion)
 install(FILES ${PROJECT_BINARY_DIR}/cholsimConfig.cmake ${PROJECT_BINARY_DIR}/cholsimConfigVersion.cmake
   DESTINATION lib/cmake/cholsim)
+install(FILES ${PROJECT_SOURCE_DIR}/LICENSE DESTINATION share/doc/cholsim)

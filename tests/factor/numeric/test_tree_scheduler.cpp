@@ -1,0 +1,69 @@
+// The tree scheduler's phase 1 (oneTBB task groups over the subtrees below the cut) on trees
+// far deeper than any stack would hold as one nested task per branching: it factors them on
+// two threads, to the one-thread factor, and the schedule is the two deep subtrees.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <utility>
+#include <vector>
+
+#include "factor/analysis/symbolic.hpp"
+#include "factor/numeric/cholesky_factor.hpp"
+#include "factor/numeric/tree_scheduler.hpp"
+#include "tests/factor/factor_test_matrices.hpp"
+
+namespace cholsim::factor {
+namespace {
+
+using testing::spd_from_edges;
+
+/// Two combs joined at a last node: comb k has a spine s₀ … s_{m−1} (a path) and a tooth tᵢ
+/// on every spine node, numbered tᵢ, sᵢ in turn. In natural order each spine node's
+/// supernode has two children (its tooth and the spine below), so each comb is a subtree with
+/// m nested branchings, and the last node balances the two combs for a two-thread cut.
+linalg::SymmetricCscMatrix two_deep_combs(Index teeth_per_comb) {
+  std::vector<std::pair<Index, Index>> edges;
+  const Index comb_size = 2 * teeth_per_comb, joint = 2 * comb_size;
+  for (Index comb = 0; comb < 2; ++comb) {
+    const Index base = comb * comb_size;
+    for (Index i = 0; i < teeth_per_comb; ++i) {
+      const Index tooth = base + 2 * i, spine = tooth + 1;
+      edges.emplace_back(spine, tooth);
+      if (i > 0) edges.emplace_back(spine, spine - 2);
+    }
+    edges.emplace_back(joint, base + comb_size - 1);
+  }
+  return spd_from_edges(joint + 1, edges, 7);
+}
+
+TEST(TreeScheduler, DeepSubtreesFactorOnTwoThreadsLikeOnOne) {
+  constexpr Index kTeeth = 100'000;  // 10⁵ nested branchings per comb: a task per level would overflow
+  const linalg::SymmetricCscMatrix a = two_deep_combs(kTeeth);
+  AnalyzeOptions options;
+  options.ordering = OrderingMethod::natural;
+  options.amalgamation.enabled = false;  // keep one supernode per column pair
+  const auto symbolic = analyze(a, options);
+
+  const std::vector<double> cost(static_cast<std::size_t>(symbolic->supernode_count()), 1.0);
+  const TreeSchedule schedule = plan_tree_schedule(*symbolic, cost, 2);
+  ASSERT_EQ(schedule.subtree_roots.size(), 2u);
+  EXPECT_EQ(schedule.top.size(), 1u);
+
+  Factor one(symbolic), two(symbolic);
+  ASSERT_TRUE(one.factorize(a, {.threads = 1}).ok()) << one.status().message;
+  ASSERT_TRUE(two.factorize(a, {.threads = 2}).ok()) << two.status().message;
+  ASSERT_EQ(one.values().size(), two.values().size());
+  EXPECT_TRUE(std::equal(one.values().begin(), one.values().end(), two.values().begin()))
+      << "supernodes of one column pair have no BLAS rounding to change with the thread count";
+
+  std::vector<double> x(static_cast<std::size_t>(a.size()), 1.0), b(x.size());
+  linalg::symmetric_multiply(a, x, b);
+  two.solve(b);
+  double error = 0.0;
+  for (const double v : b) error = std::max(error, std::abs(v - 1.0));
+  EXPECT_LT(error, 1e-12);
+}
+
+}  // namespace
+}  // namespace cholsim::factor
