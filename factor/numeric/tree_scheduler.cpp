@@ -1,6 +1,8 @@
 #include "factor/numeric/tree_scheduler.hpp"
 
 #include <algorithm>
+#include <atomic>
+#include <condition_variable>
 #include <exception>
 #include <mutex>
 #include <numeric>
@@ -24,97 +26,97 @@ double lpt_makespan(std::vector<double> costs, int threads) {
 }
 
 
-// Phase 1 on `threads` threads: the subtrees below the cut as nested oneTBB task groups inside
-// the arena of that thread count. At a supernode with several children each child's subtree
-// but the last is spawned, the last is run by the same thread, and the supernode runs once all
-// have finished. A thread so works depth first through the subtree it holds (its children's
-// update blocks still in its cache), and an idle thread steals the oldest task, the largest
-// subtree not yet started: few steals, one per subtree handed over. (Spawning every leaf and
-// letting the last child's task run its parent cost a steal per supernode and was 8% slower
-// on the 32³ elasticity box with 2 threads.) Chains of single children are walked without
-// recursion, and below kMaxNesting branchings a subtree runs in postorder on its thread, so
-// the stack stays shallow for any tree. Every supernode reads its children's results itself,
-// in a fixed order, so which thread ran what never shows in the factor.
-template <typename RunOne>
-class SubtreeTasks {
+// Phase-1 state shared by the tree tasks: a stack of ready supernodes and the count of those
+// still to run. Why one shared stack and not oneTBB's per-thread deques: with a task spawned
+// per ready supernode (the last child's task running its parent), or with nested task groups
+// per subtree, each thread works through a different subtree and a thread steals the oldest
+// task of the other; both were 5–8% slower than this on the 32³ elasticity box with 2 threads
+// (docs/benchmarks.md, issue 17). Popping the newest ready supernode — a parent as soon as its
+// last child is done — keeps every thread near the supernodes just finished.
+class ReadyStack {
  public:
-  SubtreeTasks(const Symbolic& symbolic, std::span<const char> active, const RunOne& run_one,
-               std::vector<char>& failed)
-      : symbolic_(symbolic), active_(active), run_one_(run_one), failed_(failed) {}
+  ReadyStack(std::vector<Index> initial, Index remaining) : ready_(std::move(initial)), remaining_(remaining) {}
 
-  void run(std::span<const Index> roots, int threads) {
-    linalg::thread_arena(threads).execute([&] {
-      tbb::task_group subtrees;
-      for (Index root : roots) subtrees.run([this, root] { run_subtree(root, 0); });
-      subtrees.wait();
-    });
-    if (error_) std::rethrow_exception(error_);
+  // Blocks until a supernode is ready or all work is done (returns -1).
+  Index pop() {
+    std::unique_lock lock(mutex_);
+    changed_.wait(lock, [&] { return !ready_.empty() || remaining_ == 0; });
+    if (ready_.empty()) return -1;
+    const Index s = ready_.back();
+    ready_.pop_back();
+    return s;
+  }
+
+  // Marks one supernode done; `newly_ready` (may be -1) becomes available.
+  void finish(Index newly_ready) {
+    {
+      const std::lock_guard lock(mutex_);
+      --remaining_;
+      if (newly_ready != -1) ready_.push_back(newly_ready);
+    }
+    changed_.notify_all();
   }
 
  private:
-  static constexpr int kMaxNesting = 48;
-
-  void run_subtree(Index top, int nesting) {
-    Index bottom = top;  // the end of the chain of single children below top
-    while (true) {
-      const Index only = only_active_child(bottom);
-      if (only < 0) break;
-      bottom = only;
-    }
-    if (nesting >= kMaxNesting) {
-      for (Index s = symbolic_.subtree_begin(bottom); s < bottom; ++s) {
-        if (is_active(active_, s)) run_guarded(s);
-      }
-    } else {
-      run_children(bottom, nesting + 1);
-    }
-    for (Index s = bottom;; s = symbolic_.parent(s)) {
-      run_guarded(s);
-      if (s == top) break;
-    }
-  }
-
-  // The children's subtrees of s in parallel (s has none, or several, active children).
-  void run_children(Index s, int nesting) {
-    Index last = -1;
-    for (Index c : symbolic_.children(s)) last = is_active(active_, c) ? c : last;
-    if (last < 0) return;
-    tbb::task_group subtrees;
-    for (Index c : symbolic_.children(s)) {
-      if (c != last && is_active(active_, c)) subtrees.run([this, c, nesting] { run_subtree(c, nesting); });
-    }
-    run_subtree(last, nesting);
-    subtrees.wait();
-  }
-
-  // The one active child of s; -1 when s has none, -2 when it has several.
-  Index only_active_child(Index s) const {
-    Index only = -1;
-    for (Index c : symbolic_.children(s)) {
-      if (!is_active(active_, c)) continue;
-      if (only != -1) return -2;
-      only = c;
-    }
-    return only;
-  }
-
-  void run_guarded(Index s) {
-    try {
-      run_one_(s);
-    } catch (...) {
-      const std::lock_guard lock(error_mutex_);
-      if (!error_) error_ = std::current_exception();
-      failed_[s] = 1;
-    }
-  }
-
-  const Symbolic& symbolic_;
-  std::span<const char> active_;
-  const RunOne& run_one_;
-  std::vector<char>& failed_;
-  std::mutex error_mutex_;
-  std::exception_ptr error_;
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  std::vector<Index> ready_;
+  Index remaining_;
 };
+
+// Phase 1 on `threads` threads: `threads` tasks of a oneTBB task_group inside the arena of that
+// thread count — the calling thread and the arena's workers — each popping ready supernodes
+// until none remain; a supernode becomes ready when its last child has finished. A task that
+// finds the stack empty waits only while another task runs a supernode, so the phase finishes
+// even when the arena gets no worker at all. Every supernode reads its children's results
+// itself, in a fixed order, so which thread ran what never shows in the factor.
+template <typename RunOne>
+void run_subtrees_as_tasks(const Symbolic& symbolic, const TreeSchedule& schedule, int threads,
+                           const RunOne& run_one, std::vector<char>& failed, std::span<const char> active) {
+  const Index count = symbolic.supernode_count();
+  std::vector<std::atomic<Index>> pending(static_cast<std::size_t>(count));
+  std::vector<char> in_phase1(static_cast<std::size_t>(count), 0);
+  std::vector<Index> leaves;
+  Index phase1_count = 0;
+  // Roots are listed largest first; leaves are pushed in reverse so that the stack starts with
+  // the biggest subtree.
+  for (auto root = schedule.subtree_roots.rbegin(); root != schedule.subtree_roots.rend(); ++root) {
+    for (Index s = symbolic.subtree_begin(*root); s <= *root; ++s) {
+      if (!is_active(active, s)) continue;
+      in_phase1[s] = 1;
+      ++phase1_count;
+      Index children = 0;
+      for (Index c : symbolic.children(s)) children += is_active(active, c) ? 1 : 0;
+      pending[s].store(children, std::memory_order_relaxed);
+      if (children == 0) leaves.push_back(s);
+    }
+  }
+  ReadyStack stack(std::move(leaves), phase1_count);
+  std::exception_ptr error;
+  std::mutex error_mutex;
+  const auto work = [&] {
+    for (Index s = stack.pop(); s != -1; s = stack.pop()) {
+      try {
+        run_one(s);
+      } catch (...) {
+        const std::lock_guard lock(error_mutex);
+        if (!error) error = std::current_exception();
+        failed[s] = 1;
+      }
+      const Index p = symbolic.parent(s);
+      // The last child to finish makes the parent ready (acq_rel publishes its results).
+      const bool parent_ready = p != -1 && in_phase1[p] && pending[p].fetch_sub(1, std::memory_order_acq_rel) == 1;
+      stack.finish(parent_ready ? p : -1);
+    }
+  };
+  linalg::thread_arena(threads).execute([&] {
+    tbb::task_group helpers;
+    for (int t = 1; t < threads; ++t) helpers.run(work);
+    work();
+    helpers.wait();
+  });
+  if (error) std::rethrow_exception(error);
+}
 
 }  // namespace
 
@@ -184,7 +186,7 @@ void run_tree_schedule(const Symbolic& symbolic, const TreeSchedule& schedule, i
         }
       }
     } else {
-      SubtreeTasks(symbolic, active, run_one, failed).run(schedule.subtree_roots, threads);
+      run_subtrees_as_tasks(symbolic, schedule, threads, run_one, failed, active);
     }
   }
 

@@ -3,9 +3,10 @@
 //
 // Two phases, a classic subtree-to-thread mapping (Geist and Ng 1989):
 //  1. the tree is cut into independent subtrees whose costs balance across the threads;
-//     their supernodes run as oneTBB tasks (a task_group inside linalg::thread_arena of the
-//     thread count) driven by dependency counters — a supernode is ready when its last child
-//     has finished — with BLAS kept at one thread per task;
+//     their supernodes run on the threads of oneTBB tasks (a task_group inside
+//     linalg::thread_arena of the thread count) that pop ready supernodes from one shared
+//     stack, driven by dependency counters — a supernode is ready when its last child has
+//     finished — with BLAS kept at one thread per task;
 //  2. the supernodes above the cut (few, with the largest fronts) run in postorder with all
 //     threads given to BLAS.
 // Every supernode's task reads its children's results itself in a fixed order, so the result

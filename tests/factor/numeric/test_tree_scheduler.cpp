@@ -1,6 +1,7 @@
-// The tree scheduler's phase 1 (oneTBB task groups over the subtrees below the cut) on trees
-// far deeper than any stack would hold as one nested task per branching: it factors them on
-// two threads, to the one-thread factor, and the schedule is the two deep subtrees.
+// The tree scheduler's phase 1 (oneTBB tasks popping ready supernodes) on a tree of 2·10⁵
+// leaves and 10⁵ nested branchings per subtree — deeper than any stack would hold as one
+// nested task per branching: the schedule is the two deep subtrees, and two threads give the
+// one-thread factor.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -38,7 +39,7 @@ linalg::SymmetricCscMatrix two_deep_combs(Index teeth_per_comb) {
 }
 
 TEST(TreeScheduler, DeepSubtreesFactorOnTwoThreadsLikeOnOne) {
-  constexpr Index kTeeth = 100'000;  // 10⁵ nested branchings per comb: a task per level would overflow
+  constexpr Index kTeeth = 100'000;  // 10⁵ nested branchings per comb
   const linalg::SymmetricCscMatrix a = two_deep_combs(kTeeth);
   AnalyzeOptions options;
   options.ordering = OrderingMethod::natural;
