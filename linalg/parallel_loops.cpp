@@ -11,7 +11,7 @@ int resolve_thread_count(int requested) { return requested > 0 ? requested : har
 
 tbb::task_arena& thread_arena(int threads) {
   static std::mutex mutex;
-  static std::map<int, std::unique_ptr<tbb::task_arena>> arenas;  // never freed: lives as long as oneTBB
+  static std::map<int, std::unique_ptr<tbb::task_arena>> arenas;  // one per count, until exit
   const int count = resolve_thread_count(threads);
   const std::lock_guard lock(mutex);
   std::unique_ptr<tbb::task_arena>& arena = arenas[count];

@@ -5,9 +5,9 @@
 // tree_scheduler) run inside a tbb::task_arena of the thread count the caller asked for.
 //
 // Why arenas kept per thread count: `threads` is a hard limit (FactorOptions::threads, a
-// simulation's --threads), so work never runs on more threads than asked, and an arena made
-// once keeps its slots and lets oneTBB's workers stay warm between the few dozen short loops of
-// a time step (0.02–2 ms each; starting threads per loop cost more than the loops gained).
+// simulation's --threads), so work never runs on more threads than asked; an arena made once is
+// not rebuilt for each of the few dozen short loops of a time step (0.02–2 ms each), and its
+// workers are oneTBB's, started once per process.
 //
 // Why the chunks are ours and not the partitioner's: a loop is cut into chunks whose bounds
 // depend only on (count, threads), and every chunk writes only its own slots, so results do
@@ -44,8 +44,8 @@ namespace detail {
 /// Chunks to cut a parallel loop of `units` units into for `threads` threads: several per
 /// thread, so that a thread that starts late leaves part of its share to the others.
 inline Index chunks_for(Index units, int threads) {
-  constexpr Index kChunksPerThread = 8, kMaxChunks = 4096;
-  return std::clamp<Index>(units, 1, std::min<Index>(kMaxChunks, kChunksPerThread * Index{threads}));
+  constexpr Index kChunksPerThread = 8;
+  return std::clamp<Index>(units, 1, kChunksPerThread * Index{threads});
 }
 
 /// Runs body(c) for every chunk c in [0, chunks) in the arena the caller is in, each thread

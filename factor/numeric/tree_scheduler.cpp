@@ -25,7 +25,6 @@ double lpt_makespan(std::vector<double> costs, int threads) {
   return *std::max_element(load.begin(), load.end());
 }
 
-
 // Phase-1 state shared by the tree tasks: a stack of ready supernodes and the count of those
 // still to run. Why one shared stack and not oneTBB's per-thread deques: with a task spawned
 // per ready supernode (the last child's task running its parent), or with nested task groups
