@@ -78,6 +78,7 @@ class TiledSolveFactor {
     Index rows;          ///< m (k own rows, then the update rows)
     std::int64_t below;  ///< first of its m − k update rows (elimination numbering) in below_rows
     Index first_panel;   ///< its panels are [first_panel, next supernode's first_panel)
+    std::int64_t row_list;  ///< its m rows, then kTileRows dummy rows n, in row_lists
   };
 
  private:
@@ -91,6 +92,7 @@ class TiledSolveFactor {
   std::vector<Supernode> supernodes_;         ///< plus one sentinel holding the panel count
   std::vector<Panel> panels_;
   std::vector<Index> below_rows_;
+  std::vector<Index> row_lists_;  ///< per supernode: rows(s), then kTileRows times the dummy row n
   /// Huge pages where the system allows them: both substitutions stream all of it, and with
   /// 4 KiB pages a 15 MB copy outgrows the TLB (the 55K bar's solve time varied 1.4–2.7 ms).
   std::vector<double, linalg::HugePageAllocator<double>> values_;        ///< Precision::double_values

@@ -21,14 +21,19 @@ Vec3 node_position(std::span<const double> positions, Index node) {
 constexpr int kLanes = 8;
 constexpr Index kBlockLanes = kLanes;
 
-/// kLanes constraints of one colour, gathered: no two share a node, so they are independent
-/// and a block of them is exactly the sequential Gauss–Seidel update of each.
-struct ConstraintBlock {
+/// The node positions of kLanes constraints of one colour, gathered: no two share a node, so
+/// they are independent and a block of them is exactly the sequential Gauss–Seidel update of each.
+struct PositionBlock {
   alignas(64) double x[4][3][kLanes];  ///< node k, coordinate r, lane l; moved by eq. 16
-  alignas(64) double inverse_mass[4][kLanes];
-  alignas(64) double inverse_six_volume[kLanes];
-  alignas(64) double stiffness[kLanes];   ///< α⁻¹
-  alignas(64) double multiplier[kLanes];  ///< κ in, κ + Δκ out
+};
+
+/// The per-constraint arrays (colour order, padded with kLanes zero entries), read and written
+/// by the kernel in place: contiguous lanes, so plain vector loads.
+struct ConstraintArrays {
+  std::array<const double*, 4> inverse_mass;  ///< w of each local node
+  const double* inverse_six_volume;
+  const double* stiffness;  ///< α⁻¹
+  double* multiplier;       ///< κ in, κ + Δκ out
 };
 
 // AVX-512 and AVX2 clones picked at load time, as in linalg/polar_decomposition_batch.cpp.
@@ -38,8 +43,16 @@ struct ConstraintBlock {
 #define CHOLSIM_VOLUME_CLONES
 #endif
 
-/// Eq. 14–16 on every lane.
-CHOLSIM_VOLUME_CLONES void project_block(ConstraintBlock& __restrict b) {
+/// Eq. 14–16 on lanes [0, lanes) of the block starting at constraint `first`. The other lanes
+/// are computed on whatever they hold but change nothing: their positions are not written back
+/// and their multipliers (the next colour's) get + 0.
+CHOLSIM_VOLUME_CLONES void project_block(PositionBlock& __restrict b, const ConstraintArrays& d, std::size_t first,
+                                         int lanes) {
+  const double* __restrict inverse_mass[4] = {d.inverse_mass[0] + first, d.inverse_mass[1] + first,
+                                              d.inverse_mass[2] + first, d.inverse_mass[3] + first};
+  const double* __restrict inverse_six_volume = d.inverse_six_volume + first;
+  const double* __restrict stiffness_of = d.stiffness + first;
+  double* __restrict multiplier = d.multiplier + first;
   for (int l = 0; l < kLanes; ++l) {
     double e[3][3];  // e[k][r]: edge x_{k+1} − x₀
     for (int k = 0; k < 3; ++k) {
@@ -55,7 +68,7 @@ CHOLSIM_VOLUME_CLONES void project_block(ConstraintBlock& __restrict b) {
     cross(e[1], e[2], g[1]);
     cross(e[2], e[0], g[2]);
     cross(e[0], e[1], g[3]);
-    const double scale = b.inverse_six_volume[l];
+    const double scale = inverse_six_volume[l];
     const double constraint = (g[3][0] * e[2][0] + g[3][1] * e[2][1] + g[3][2] * e[2][2]) * scale - 1.0;  // eq. 14
     double weighted_norm = 0.0;
     for (int r = 0; r < 3; ++r) {
@@ -63,16 +76,16 @@ CHOLSIM_VOLUME_CLONES void project_block(ConstraintBlock& __restrict b) {
       g[0][r] = -(g[1][r] + g[2][r] + g[3][r]);
     }
     for (int k = 0; k < 4; ++k) {
-      weighted_norm += b.inverse_mass[k][l] * (g[k][0] * g[k][0] + g[k][1] * g[k][1] + g[k][2] * g[k][2]);
+      weighted_norm += inverse_mass[k][l] * (g[k][0] * g[k][0] + g[k][1] * g[k][1] + g[k][2] * g[k][2]);
     }
     // Eq. 15 with numerator and denominator times α⁻¹, so that λ = 0 (ν = 0: no volume term,
     // α = ∞) gives Δκ = 0 instead of ∞/∞. Sign convention of Macklin et al. (XPBD), which
     // lowers C: printed literally (Δκ ∝ +C with x += w∇CΔκ) the update would push C away from 0.
-    const double stiffness = b.stiffness[l];
-    const double delta = (-constraint * stiffness - b.multiplier[l]) / (weighted_norm * stiffness + 1.0);
-    b.multiplier[l] += delta;
+    const double stiffness = stiffness_of[l];
+    const double delta = (-constraint * stiffness - multiplier[l]) / (weighted_norm * stiffness + 1.0);
+    multiplier[l] += l < lanes ? delta : 0.0;
     for (int k = 0; k < 4; ++k) {
-      const double step = b.inverse_mass[k][l] * delta;
+      const double step = inverse_mass[k][l] * delta;
       for (int r = 0; r < 3; ++r) b.x[k][r][l] += step * g[k][r];
     }
   }
@@ -127,10 +140,13 @@ VolumeConstraints::VolumeConstraints(const ElasticBody& body, double time_step) 
   for (std::size_t c = 0; c < static_cast<std::size_t>(colors); ++c) color_begin_[c + 1] += color_begin_[c];
   std::vector<Index> slot(color_begin_.begin(), color_begin_.end() - 1);
 
+  // kLanes zero entries past the end: a colour's last block reads whole vectors.
+  const auto padded = static_cast<std::size_t>(elements + kBlockLanes);
   nodes_.resize(4 * static_cast<std::size_t>(elements));
-  inverse_six_volume_.resize(static_cast<std::size_t>(elements));
-  stiffness_.resize(static_cast<std::size_t>(elements));
-  multipliers_.assign(static_cast<std::size_t>(elements), 0.0);
+  inverse_six_volume_.assign(padded, 0.0);
+  stiffness_.assign(padded, 0.0);
+  multipliers_.assign(padded, 0.0);
+  for (auto& masses : constraint_inverse_masses_) masses.assign(padded, 0.0);
   for (Index e = 0; e < elements; ++e) {
     const auto c = static_cast<std::size_t>(slot[static_cast<std::size_t>(color[static_cast<std::size_t>(e)])]++);
     const auto nodes = body.element_nodes(e);
@@ -149,36 +165,44 @@ void VolumeConstraints::project(std::span<double> positions, std::span<const dou
                                 " coordinates and " + std::to_string(node_count_) + " inverse masses, got " +
                                 std::to_string(positions.size()) + " and " + std::to_string(inverse_masses.size()));
   }
+  if (!std::equal(inverse_masses.begin(), inverse_masses.end(), inverse_masses_.begin(), inverse_masses_.end())) {
+    set_inverse_masses(inverse_masses);
+  }
   std::fill(multipliers_.begin(), multipliers_.end(), 0.0);  // κ = 0 at the start of a step
   for (int sweep = 0; sweep < iterations; ++sweep) {
     parallel_colors(color_begin_, kBlockLanes, threads, [&](Index, Index begin, Index end) {
-      project_range(positions, inverse_masses, begin, end);
+      project_range(positions, begin, end);
     });
   }
 }
 
-void VolumeConstraints::project_range(std::span<double> positions, std::span<const double> inverse_masses,
-                                      Index begin, Index end) {
-  const auto gather = [&](ConstraintBlock& block, Index first, int lanes) {
-    // Lanes past the end keep zeros: zero stiffness gives Δκ = 0 there, and they are not
-    // written back.
-    if (lanes < kLanes) block = ConstraintBlock{};
+void VolumeConstraints::set_inverse_masses(std::span<const double> inverse_masses) {
+  inverse_masses_.assign(inverse_masses.begin(), inverse_masses.end());
+  for (std::size_t c = 0; c < static_cast<std::size_t>(size()); ++c) {
+    for (std::size_t k = 0; k < 4; ++k) {
+      constraint_inverse_masses_[k][c] = inverse_masses[static_cast<std::size_t>(nodes_[4 * c + k])];
+    }
+  }
+}
+
+void VolumeConstraints::project_range(std::span<double> positions, Index begin, Index end) {
+  ConstraintArrays arrays{};
+  for (std::size_t k = 0; k < 4; ++k) arrays.inverse_mass[k] = constraint_inverse_masses_[k].data();
+  arrays.inverse_six_volume = inverse_six_volume_.data();
+  arrays.stiffness = stiffness_.data();
+  arrays.multiplier = multipliers_.data();
+  const auto gather = [&](PositionBlock& block, Index first, int lanes) {
     for (int l = 0; l < lanes; ++l) {
       const auto c = static_cast<std::size_t>(first + l);
       for (std::size_t k = 0; k < 4; ++k) {
         const auto v = static_cast<std::size_t>(nodes_[4 * c + k]);
         for (std::size_t r = 0; r < 3; ++r) block.x[k][r][l] = positions[3 * v + r];
-        block.inverse_mass[k][l] = inverse_masses[v];
       }
-      block.inverse_six_volume[l] = inverse_six_volume_[c];
-      block.stiffness[l] = stiffness_[c];
-      block.multiplier[l] = multipliers_[c];
     }
   };
-  const auto scatter = [&](const ConstraintBlock& block, Index first, int lanes) {
+  const auto scatter = [&](const PositionBlock& block, Index first, int lanes) {
     for (int l = 0; l < lanes; ++l) {
       const auto c = static_cast<std::size_t>(first + l);
-      multipliers_[c] = block.multiplier[l];
       for (std::size_t k = 0; k < 4; ++k) {
         const auto v = static_cast<std::size_t>(nodes_[4 * c + k]);
         // A plain store: no other constraint of the colour touches node v.
@@ -189,7 +213,9 @@ void VolumeConstraints::project_range(std::span<double> positions, std::span<con
   // Two blocks at a time, both gathered before either is projected, so that project_block's
   // vector loads find the gathers' scalar stores already in the cache. The constraints of a
   // colour are independent, so the order of gathers and scatters among them does not matter.
-  std::array<ConstraintBlock, 2> blocks;
+  // Lanes past a colour's end hold an earlier block's positions (zeros at first) and read the
+  // next colour's constants or the zero padding: see project_block.
+  std::array<PositionBlock, 2> blocks{};
   std::array<int, 2> lanes{};
   for (Index pair = begin; pair < end; pair += 2 * kBlockLanes) {
     for (std::size_t b = 0; b < 2; ++b) {
@@ -198,7 +224,7 @@ void VolumeConstraints::project_range(std::span<double> positions, std::span<con
       if (lanes[b] > 0) gather(blocks[b], first, lanes[b]);
     }
     for (std::size_t b = 0; b < 2; ++b) {
-      if (lanes[b] > 0) project_block(blocks[b]);
+      if (lanes[b] > 0) project_block(blocks[b], arrays, static_cast<std::size_t>(pair + static_cast<Index>(b) * kBlockLanes), lanes[b]);
     }
     for (std::size_t b = 0; b < 2; ++b) scatter(blocks[b], pair + static_cast<Index>(b) * kBlockLanes, lanes[b]);
   }

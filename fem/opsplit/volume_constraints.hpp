@@ -13,6 +13,7 @@
 // next (fem/opsplit_color_loops). Eq. 15 is evaluated with the stiffness α⁻¹ = λVΔt² in place
 // of the compliance α: finite also for λ = 0 (ν = 0), where the constraint then never moves a
 // node (α = ∞ would give ∞/∞).
+#include <array>
 #include <span>
 #include <vector>
 
@@ -34,20 +35,26 @@ class VolumeConstraints {
   void project(std::span<double> positions, std::span<const double> inverse_masses, int iterations,
                int threads = 1);
 
-  [[nodiscard]] Index size() const { return static_cast<Index>(stiffness_.size()); }
+  [[nodiscard]] Index size() const { return static_cast<Index>(nodes_.size() / 4); }
   [[nodiscard]] Index color_count() const { return static_cast<Index>(color_begin_.size()) - 1; }
 
  private:
-  void project_range(std::span<double> positions, std::span<const double> inverse_masses, Index begin,
-                     Index end);
+  void project_range(std::span<double> positions, Index begin, Index end);
+  /// Keeps `inverse_masses` and each constraint's four (constraint_inverse_masses_).
+  void set_inverse_masses(std::span<const double> inverse_masses);
 
   Index node_count_ = 0;
   // Structure of arrays in colour order: constraint c acts on nodes_[4c..4c+4).
   std::vector<Index> nodes_;
+  // Per constraint, with kLanes zero entries past the end (whole vectors for the last block).
+  std::array<std::vector<double>, 4> constraint_inverse_masses_;  ///< of its four nodes
   std::vector<double> inverse_six_volume_;  ///< 1/(6V_t)
   std::vector<double> stiffness_;           ///< α_t⁻¹ = λ_t V_t Δt² (eq. 13)
   std::vector<double> multipliers_;         ///< κ_t of the current sweep set
-  std::vector<Index> color_begin_{0};       ///< constraints of colour k at [color_begin_[k], color_begin_[k+1])
+  std::vector<Index> color_begin_{0};
+  /// The inverse masses constraint_inverse_masses_ was made from: rebuilt when a call passes
+  /// others (a simulation passes the same every step).
+  std::vector<double> inverse_masses_;       ///< constraints of colour k at [color_begin_[k], color_begin_[k+1])
 };
 
 /// Greedy colouring of the elements of `mesh`, in element order: no two elements that share a
