@@ -52,7 +52,9 @@ void check_options(const OperatorSplittingOptions& options, Index nodes) {
 }  // namespace
 
 struct OperatorSplittingSimulation::State {
-  ElasticBody body;
+  // Copies of a simulation share the body, the matrix, its factor and the element and
+  // constraint data (OperatorSplittingSimulation's copy constructor); the rest is their own.
+  std::shared_ptr<const ElasticBody> body;
   OperatorSplittingOptions options;
   double time = 0.0;
   std::vector<double> positions, velocities;
@@ -62,9 +64,10 @@ struct OperatorSplittingSimulation::State {
   std::vector<double> inverse_masses;  ///< 0 for fixed nodes
   std::vector<Index> system_nodes;     ///< system row → node
   std::vector<Index> system_row;       ///< node → system row, −1 when fixed
-  linalg::SymmetricCscMatrix matrix;
+  std::shared_ptr<const linalg::SymmetricCscMatrix> matrix;
   /// L of M + DᵀKD in the layout for repeated solves; the Factor it was copied from is not kept.
-  std::unique_ptr<factor::TiledSolveFactor> solver;
+  /// Not const (its work arrays): copies must not step at the same time.
+  std::shared_ptr<factor::TiledSolveFactor> solver;
 
   OpsplitElementPass element_pass;     ///< F(x̃), APD and DᵀK(r − Dx̃) in one pass (lines 4–8)
   std::vector<double> right_hand_side;  ///< free nodes × 3, row by row (x, y, z of a node together)
@@ -74,7 +77,7 @@ struct OperatorSplittingSimulation::State {
   void assemble_and_factor();
   void predict();
   void apply_solution();
-  [[nodiscard]] Index element_count() const { return body.element_count(); }
+  [[nodiscard]] Index element_count() const { return body->element_count(); }
 };
 
 void OperatorSplittingSimulation::State::assemble_and_factor() {
@@ -82,16 +85,16 @@ void OperatorSplittingSimulation::State::assemble_and_factor() {
   const Index free = static_cast<Index>(system_nodes.size());
   linalg::Triplets triplets;
   triplets.reserve(16 * at(element_count()) + at(free));
-  for (Index v : system_nodes) triplets.add(system_row[at(v)], system_row[at(v)], body.node_masses[at(v)]);
+  for (Index v : system_nodes) triplets.add(system_row[at(v)], system_row[at(v)], body->node_masses[at(v)]);
   for (Index e = 0; e < element_count(); ++e) {
     // Shape-function gradients g₁..g₃ = rows of Dₘ⁻¹, g₀ = −Σ: the entries of Dₜ (eq. 9).
     std::array<Vec3, 4> g;
-    const Mat3& b = body.rest_shape_inverse[at(e)];
+    const Mat3& b = body->rest_shape_inverse[at(e)];
     g[1] = b.row(0);
     g[2] = b.row(1);
     g[3] = b.row(2);
     g[0] = -(g[1] + g[2] + g[3]);
-    const auto nodes = body.element_nodes(e);
+    const auto nodes = body->element_nodes(e);
     const double weight = element_pass.stretch_weight(e);
     for (std::size_t a = 0; a < 4; ++a) {
       const Index row = system_row[at(nodes[a])];
@@ -104,17 +107,18 @@ void OperatorSplittingSimulation::State::assemble_and_factor() {
       }
     }
   }
-  matrix = linalg::symmetric_from_triplets(free, triplets, linalg::UpperEntries::drop);
+  matrix = std::make_shared<const linalg::SymmetricCscMatrix>(
+      linalg::symmetric_from_triplets(free, triplets, linalg::UpperEntries::drop));
   setup.assemble_seconds = seconds_since(start);
-  setup.matrix_nnz_lower = matrix.nnz_lower();
+  setup.matrix_nnz_lower = matrix->nnz_lower();
   if (free == 0) return;
 
   const auto analyze_start = Clock::now();
-  factor::Factor factor(factor::analyze(matrix));
+  factor::Factor factor(factor::analyze(*matrix));
   setup.analyze_seconds = seconds_since(analyze_start);
   factor::FactorOptions factor_options;
   factor_options.threads = options.threads;
-  const factor::FactorStatus& status = factor.factorize(matrix, factor_options);
+  const factor::FactorStatus& status = factor.factorize(*matrix, factor_options);
   if (!status.ok()) {
     throw std::runtime_error("OperatorSplittingSimulation: M + DᵀKD could not be factored: " + status.message);
   }
@@ -122,7 +126,7 @@ void OperatorSplittingSimulation::State::assemble_and_factor() {
   setup.nnz_l = factor.symbolic().stats().nnz_l;
   // Factored once, solved every step: the copy streams L linearly in both substitutions
   // (factor/solve/supernodal_solve_tiled.hpp says why that matters).
-  solver = std::make_unique<factor::TiledSolveFactor>(factor, options.solve_precision);
+  solver = std::make_shared<factor::TiledSolveFactor>(factor, options.solve_precision);
 }
 
 void OperatorSplittingSimulation::State::predict() {
@@ -150,11 +154,11 @@ OperatorSplittingSimulation::OperatorSplittingSimulation(ElasticBody body, Opera
     : state_(std::make_unique<State>()) {
   State& s = *state_;
   check_options(options, body.node_count());
-  s.body = std::move(body);
+  s.body = std::make_shared<const ElasticBody>(std::move(body));
   s.options = std::move(options);
-  const Index nodes = s.body.node_count();
-  const Index elements = s.body.element_count();
-  s.positions = s.body.rest.positions;
+  const Index nodes = s.body->node_count();
+  const Index elements = s.body->element_count();
+  s.positions = s.body->rest.positions;
   s.velocities.assign(s.positions.size(), 0.0);
   s.predicted = s.positions;
   s.previous = s.positions;
@@ -163,7 +167,7 @@ OperatorSplittingSimulation::OperatorSplittingSimulation(ElasticBody body, Opera
   s.inverse_masses.resize(at(nodes));
   s.system_row.assign(at(nodes), -1);
   for (Index v = 0; v < nodes; ++v) {
-    s.inverse_masses[at(v)] = s.movable[at(v)] != 0 ? 1.0 / s.body.node_masses[at(v)] : 0.0;
+    s.inverse_masses[at(v)] = s.movable[at(v)] != 0 ? 1.0 / s.body->node_masses[at(v)] : 0.0;
     if (s.movable[at(v)] == 0) continue;
     s.system_row[at(v)] = static_cast<Index>(s.system_nodes.size());
     s.system_nodes.push_back(v);
@@ -171,14 +175,17 @@ OperatorSplittingSimulation::OperatorSplittingSimulation(ElasticBody body, Opera
 
   const double dt = s.options.time_step;
   const auto free = static_cast<Index>(s.system_nodes.size());
-  s.element_pass = OpsplitElementPass(s.body, s.system_row, free, dt);
+  s.element_pass = OpsplitElementPass(*s.body, s.system_row, free, dt);
   s.right_hand_side.assign(3 * at(free), 0.0);
-  s.volume = VolumeConstraints(s.body, dt);
+  s.volume = VolumeConstraints(*s.body, dt);
   s.setup.free_nodes = static_cast<Index>(s.system_nodes.size());
   s.setup.fixed_nodes = nodes - s.setup.free_nodes;
   s.setup.elements = elements;
   s.assemble_and_factor();
 }
+
+OperatorSplittingSimulation::OperatorSplittingSimulation(const OperatorSplittingSimulation& other)
+    : state_(std::make_unique<State>(*other.state_)) {}
 
 OperatorSplittingSimulation::~OperatorSplittingSimulation() = default;
 OperatorSplittingSimulation::OperatorSplittingSimulation(OperatorSplittingSimulation&&) noexcept = default;
@@ -250,23 +257,61 @@ std::span<const double> OperatorSplittingSimulation::positions() const { return 
 std::span<const double> OperatorSplittingSimulation::velocities() const { return state_->velocities; }
 
 std::vector<double> OperatorSplittingSimulation::volume_ratios() const {
-  std::vector<double> ratios(at(state_->body.element_count()));
-  fem::volume_ratios(state_->body, state_->positions, ratios);
+  std::vector<double> ratios(at(state_->body->element_count()));
+  fem::volume_ratios(*state_->body, state_->positions, ratios);
   return ratios;
 }
 
 std::vector<Quaternion> OperatorSplittingSimulation::element_rotations() const {
   const State& s = *state_;
-  std::vector<Quaternion> result(at(s.body.element_count()));
+  std::vector<Quaternion> result(at(s.body->element_count()));
   for (std::size_t t = 0; t < result.size(); ++t) result[t] = s.element_pass.rotation(static_cast<Index>(t));
   return result;
 }
 
-const linalg::SymmetricCscMatrix& OperatorSplittingSimulation::system_matrix() const { return state_->matrix; }
+const linalg::SymmetricCscMatrix& OperatorSplittingSimulation::system_matrix() const { return *state_->matrix; }
 std::span<const Index> OperatorSplittingSimulation::system_nodes() const { return state_->system_nodes; }
 const OperatorSplittingSetup& OperatorSplittingSimulation::setup() const { return state_->setup; }
-const ElasticBody& OperatorSplittingSimulation::body() const { return state_->body; }
+const ElasticBody& OperatorSplittingSimulation::body() const { return *state_->body; }
 const OperatorSplittingOptions& OperatorSplittingSimulation::options() const { return state_->options; }
+
+Index OperatorSplittingBatch::add(OperatorSplittingSimulation simulation) {
+  bodies_.push_back(std::move(simulation));
+  return size() - 1;
+}
+
+Index OperatorSplittingBatch::add_copy(Index body) {
+  if (body < 0 || body >= size()) {
+    throw std::out_of_range("OperatorSplittingBatch::add_copy: body " + std::to_string(body) + " of " +
+                            std::to_string(size()));
+  }
+  bodies_.push_back(bodies_[at(body)]);  // copies share the setup (the copy constructor)
+  return size() - 1;
+}
+
+OperatorSplittingStepStatistics OperatorSplittingBatch::step() {
+  OperatorSplittingStepStatistics total;
+  for (OperatorSplittingSimulation& body : bodies_) {
+    const OperatorSplittingStepStatistics stats = body.step();
+    total.timings.rotations += stats.timings.rotations;
+    total.timings.right_hand_side += stats.timings.right_hand_side;
+    total.timings.solve += stats.timings.solve;
+    total.timings.volume_constraints += stats.timings.volume_constraints;
+    total.timings.collisions += stats.timings.collisions;
+    total.timings.total += stats.timings.total;
+    total.rotation_iterations += stats.rotation_iterations;
+    total.rotation_fallbacks += stats.rotation_fallbacks;
+    total.collision_nodes += stats.collision_nodes;
+  }
+  return total;
+}
+
+OperatorSplittingSimulation& OperatorSplittingBatch::body(Index index) {
+  if (index < 0 || index >= size()) {
+    throw std::out_of_range("OperatorSplittingBatch::body: " + std::to_string(index) + " of " + std::to_string(size()));
+  }
+  return bodies_[at(index)];
+}
 
 std::vector<Index> nodes_near_top(const TetMesh& mesh, int axis, double fraction) {
   if (axis < 0 || axis > 2) throw std::invalid_argument("nodes_near_top: axis must be 0, 1 or 2");

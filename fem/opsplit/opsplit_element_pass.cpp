@@ -109,15 +109,15 @@ CHOLSIM_OPSPLIT_CLONES void block_forces(const SlotData& d, std::size_t first, c
 }  // namespace
 
 OpsplitElementPass::OpsplitElementPass(const ElasticBody& body, std::span<const Index> system_row, Index rows,
-                                       double time_step)
-    : node_count_(body.node_count()), rows_(rows) {
+                                       double time_step) {
+  const Index node_count = body.node_count();
   if (!(time_step > 0.0) || !std::isfinite(time_step)) {
     throw std::invalid_argument("OpsplitElementPass: time step must be positive and finite, got " +
                                 std::to_string(time_step));
   }
-  if (static_cast<Index>(system_row.size()) != node_count_) {
+  if (static_cast<Index>(system_row.size()) != node_count) {
     throw std::invalid_argument("OpsplitElementPass: " + std::to_string(system_row.size()) + " system rows for " +
-                                std::to_string(node_count_) + " nodes");
+                                std::to_string(node_count) + " nodes");
   }
   for (std::size_t v = 0; v < system_row.size(); ++v) {
     if (system_row[v] < -1 || system_row[v] >= rows) {
@@ -125,50 +125,56 @@ OpsplitElementPass::OpsplitElementPass(const ElasticBody& body, std::span<const 
                                   std::to_string(system_row[v]) + " outside -1.." + std::to_string(rows - 1));
     }
   }
-  element_count_ = body.element_count();
+  auto c = std::make_shared<Elements>();
+  c->node_count = node_count;
+  c->rows = rows;
+  c->element_count = body.element_count();
+  const Index element_count = c->element_count;
   // Padded to whole blocks; padding slots hold node 0 (row −1), zero Dₘ⁻¹ and weight, and the
   // identity, and are never scattered.
-  const std::size_t slots = at((element_count_ + kApdBatchLanes - 1) / kApdBatchLanes * kApdBatchLanes);
-  for (auto& a : nodes_) a.assign(slots, 0);
-  for (auto& a : rows_of_nodes_) a.assign(slots, -1);
-  for (auto& a : rest_inverse_) a.assign(slots, 0.0);
-  stretch_weight_.assign(slots, 0.0);
+  const std::size_t slots = at((element_count + kApdBatchLanes - 1) / kApdBatchLanes * kApdBatchLanes);
+  for (auto& a : c->nodes) a.assign(slots, 0);
+  for (auto& a : c->rows_of_nodes) a.assign(slots, -1);
+  for (auto& a : c->rest_inverse) a.assign(slots, 0.0);
+  c->stretch_weight.assign(slots, 0.0);
   rotation_[0].assign(slots, 1.0);
   for (std::size_t k = 1; k < 4; ++k) rotation_[k].assign(slots, 0.0);
-  for (Index e = 0; e < element_count_; ++e) {
+  for (Index e = 0; e < element_count; ++e) {
     const auto element_nodes = body.element_nodes(e);
     for (std::size_t k = 0; k < 4; ++k) {
-      nodes_[k][at(e)] = element_nodes[k];
-      rows_of_nodes_[k][at(e)] = system_row[at(element_nodes[k])];
+      c->nodes[k][at(e)] = element_nodes[k];
+      c->rows_of_nodes[k][at(e)] = system_row[at(element_nodes[k])];
     }
-    for (std::size_t k = 0; k < 9; ++k) rest_inverse_[k][at(e)] = body.rest_shape_inverse[at(e)].entries[k];
-    stretch_weight_[at(e)] = 2.0 * body.lame[at(e)].mu * body.rest_volumes[at(e)] * time_step * time_step;
+    for (std::size_t k = 0; k < 9; ++k) c->rest_inverse[k][at(e)] = body.rest_shape_inverse[at(e)].entries[k];
+    c->stretch_weight[at(e)] = 2.0 * body.lame[at(e)].mu * body.rest_volumes[at(e)] * time_step * time_step;
   }
-  first_element_of_row_.assign(at(rows), element_count_);
-  last_element_of_row_.assign(at(rows), -1);
-  for (Index e = 0; e < element_count_; ++e) {
+  c->first_element_of_row.assign(at(rows), element_count);
+  c->last_element_of_row.assign(at(rows), -1);
+  for (Index e = 0; e < element_count; ++e) {
     for (std::size_t k = 0; k < 4; ++k) {
-      const Index row = rows_of_nodes_[k][at(e)];
+      const Index row = c->rows_of_nodes[k][at(e)];
       if (row < 0) continue;
-      first_element_of_row_[at(row)] = std::min(first_element_of_row_[at(row)], e);
-      last_element_of_row_[at(row)] = e;
+      c->first_element_of_row[at(row)] = std::min(c->first_element_of_row[at(row)], e);
+      c->last_element_of_row[at(row)] = e;
     }
   }
+  elements_ = std::move(c);
 }
 
 void OpsplitElementPass::scatter_rows(Index row_begin, Index row_end, std::span<double> right_hand_side) const {
-  Index first = element_count_, last = -1;
+  const Elements& c = *elements_;
+  Index first = c.element_count, last = -1;
   for (Index row = row_begin; row < row_end; ++row) {
-    first = std::min(first, first_element_of_row_[at(row)]);
-    last = std::max(last, last_element_of_row_[at(row)]);
+    first = std::min(first, c.first_element_of_row[at(row)]);
+    last = std::max(last, c.last_element_of_row[at(row)]);
   }
   for (Index e = first; e <= last; ++e) {
     for (std::size_t k = 0; k < 4; ++k) {
-      const Index row = rows_of_nodes_[k][at(e)];
+      const Index row = c.rows_of_nodes[k][at(e)];
       if (row < row_begin || row >= row_end) continue;  // another thread's row, or fixed (−1)
       const double* force = element_forces_.data() + 12 * at(e) + 3 * k;
       double* target = right_hand_side.data() + 3 * at(row);
-      for (std::size_t c = 0; c < 3; ++c) target[c] += force[c];
+      for (std::size_t r = 0; r < 3; ++r) target[r] += force[r];
     }
   }
 }
@@ -177,10 +183,11 @@ template <typename Sink>
 linalg::ApdBatchStats OpsplitElementPass::run_blocks(Index first_block, Index last_block,
                                                      std::span<const double> predicted,
                                                      const OpsplitElementPassOptions& options, Sink&& sink) {
+  const Elements& elements = *elements_;
   SlotData d;
-  for (std::size_t k = 0; k < 4; ++k) d.nodes[k] = nodes_[k].data();
-  for (std::size_t k = 0; k < 9; ++k) d.rest_inverse[k] = rest_inverse_[k].data();
-  d.stretch_weight = stretch_weight_.data();
+  for (std::size_t k = 0; k < 4; ++k) d.nodes[k] = elements.nodes[k].data();
+  for (std::size_t k = 0; k < 9; ++k) d.rest_inverse[k] = elements.rest_inverse[k].data();
+  d.stretch_weight = elements.stretch_weight.data();
   for (std::size_t k = 0; k < 4; ++k) d.rotation[k] = rotation_[k].data();
   ApdBatchStats stats;
   std::array<BlockPositions, linalg::kApdInterleavedBlocks> positions;
@@ -193,7 +200,7 @@ linalg::ApdBatchStats OpsplitElementPass::run_blocks(Index first_block, Index la
     // already written to the cache instead of waiting for them.
     for (std::size_t b = 0; b < count; ++b) {
       const Index first = (group + static_cast<Index>(b)) * kApdBatchLanes;
-      lanes[b] = static_cast<int>(std::min<Index>(kApdBatchLanes, element_count_ - first));
+      lanes[b] = static_cast<int>(std::min<Index>(kApdBatchLanes, elements.element_count - first));
       gather_positions(d, at(first), predicted.data(), positions[b]);
     }
     for (std::size_t b = 0; b < count; ++b) {
@@ -220,12 +227,13 @@ linalg::ApdBatchStats OpsplitElementPass::run_blocks(Index first_block, Index la
 
 linalg::ApdBatchStats OpsplitElementPass::run(std::span<const double> predicted, std::span<double> right_hand_side,
                                               const OpsplitElementPassOptions& options) {
-  if (predicted.size() != 3 * at(node_count_) || right_hand_side.size() != 3 * at(rows_)) {
-    throw std::invalid_argument("OpsplitElementPass::run: expected " + std::to_string(3 * node_count_) +
-                                " positions and " + std::to_string(3 * rows_) + " right-hand-side values, got " +
+  const Elements& elements = *elements_;
+  if (predicted.size() != 3 * at(elements.node_count) || right_hand_side.size() != 3 * at(elements.rows)) {
+    throw std::invalid_argument("OpsplitElementPass::run: expected " + std::to_string(3 * elements.node_count) +
+                                " positions and " + std::to_string(3 * elements.rows) + " right-hand-side values, got " +
                                 std::to_string(predicted.size()) + " and " + std::to_string(right_hand_side.size()));
   }
-  const Index slots = static_cast<Index>(stretch_weight_.size());
+  const Index slots = static_cast<Index>(elements.stretch_weight.size());
   const Index blocks = slots / kApdBatchLanes;
   const int threads = slots < linalg::kMinParallelIterations ? 1 : linalg::resolve_thread_count(options.threads);
   std::fill(right_hand_side.begin(), right_hand_side.end(), 0.0);
@@ -233,7 +241,7 @@ linalg::ApdBatchStats OpsplitElementPass::run(std::span<const double> predicted,
   const auto scatter = [&](Index first, int lanes, const auto& force) {
     for (int l = 0; l < lanes; ++l) {
       for (int k = 0; k < 4; ++k) {
-        const Index row = rows_of_nodes_[at(k)][at(first + l)];
+        const Index row = elements.rows_of_nodes[at(k)][at(first + l)];
         if (row < 0) continue;  // fixed node: Δx = 0 (eq. 12)
         double* target = right_hand_side.data() + 3 * at(row);
         for (int c = 0; c < 3; ++c) target[c] += force(l, k, c);
@@ -269,14 +277,14 @@ linalg::ApdBatchStats OpsplitElementPass::run(std::span<const double> predicted,
     total.scalar_fallbacks += part.scalar_fallbacks;
     total.unconverged += part.unconverged;
   });
-  linalg::parallel_chunks(rows_, threads, [&](Index row_begin, Index row_end) { scatter_rows(row_begin, row_end, right_hand_side); });
+  linalg::parallel_chunks(elements.rows, threads, [&](Index row_begin, Index row_end) { scatter_rows(row_begin, row_end, right_hand_side); });
   return total;
 }
 
 Quaternion OpsplitElementPass::rotation(Index element) const {
-  if (element < 0 || element >= element_count_) {
+  if (element < 0 || element >= element_count()) {
     throw std::out_of_range("OpsplitElementPass::rotation: element " + std::to_string(element) + " of " +
-                            std::to_string(element_count_));
+                            std::to_string(element_count()));
   }
   const std::size_t s = at(element);
   return {rotation_[0][s], rotation_[1][s], rotation_[2][s], rotation_[3][s]};

@@ -13,6 +13,7 @@
 // then split the rows and add each row's forces in element order: the same additions in the
 // same order, so the result does not depend on `threads`.
 #include <array>
+#include <memory>
 #include <span>
 #include <vector>
 
@@ -34,7 +35,7 @@ class OpsplitElementPass {
   /// Element data of `body` for time step Δt > 0, with right-hand-side row system_row[v] for node
   /// v (−1: a fixed node, whose contributions are dropped, eq. 12). Rotations start at the
   /// identity. Throws std::invalid_argument when system_row does not have one entry per node or
-  /// names a row outside [−1, rows).
+  /// names a row outside [−1, rows). A copy shares the element data and has its own rotations.
   OpsplitElementPass(const ElasticBody& body, std::span<const Index> system_row, Index rows, double time_step);
 
   /// Overwrites `right_hand_side` (3·rows, row by row: row r's x, y, z at [3r, 3r + 3), so that
@@ -47,9 +48,11 @@ class OpsplitElementPass {
 
   /// Element e's current rotation (unit quaternion); std::out_of_range for a bad index.
   [[nodiscard]] linalg::Quaternion rotation(Index element) const;
-  [[nodiscard]] Index element_count() const { return element_count_; }
+  [[nodiscard]] Index element_count() const { return elements_->element_count; }
   /// 2μV_tΔt² of element t (Algorithm 1 line 5: the diagonal of K).
-  [[nodiscard]] double stretch_weight(Index element) const { return stretch_weight_.at(static_cast<std::size_t>(element)); }
+  [[nodiscard]] double stretch_weight(Index element) const {
+    return elements_->stretch_weight.at(static_cast<std::size_t>(element));
+  }
 
  private:
   /// F, APD and forces for blocks [first_block, last_block), each block's forces handed to
@@ -61,18 +64,22 @@ class OpsplitElementPass {
   /// Threaded path: adds element_forces_ on rows [row_begin, row_end) in element order.
   void scatter_rows(Index row_begin, Index row_end, std::span<double> right_hand_side) const;
 
-  Index node_count_ = 0;
-  Index rows_ = 0;
-  Index element_count_ = 0;
-  // Per slot = element, padded to whole blocks.
-  std::array<std::vector<Index>, 4> nodes_;          ///< element nodes
-  std::array<std::vector<Index>, 4> rows_of_nodes_;  ///< their right-hand-side rows, −1 when fixed
-  std::array<std::vector<double>, 9> rest_inverse_;  ///< Dₘ⁻¹ row-major
-  std::vector<double> stretch_weight_;               ///< 2μVΔt² (Algorithm 1 line 5)
-  std::array<std::vector<double>, 4> rotation_;      ///< quaternion w, x, y, z
+  /// What stays the same from step to step, shared by copies of the pass (copies of one body:
+  /// OperatorSplittingSimulation's copies share it). Per slot = element, padded to whole blocks.
+  struct Elements {
+    Index node_count = 0;
+    Index rows = 0;
+    Index element_count = 0;
+    std::array<std::vector<Index>, 4> nodes;          ///< element nodes
+    std::array<std::vector<Index>, 4> rows_of_nodes;  ///< their right-hand-side rows, −1 when fixed
+    std::array<std::vector<double>, 9> rest_inverse;  ///< Dₘ⁻¹ row-major
+    std::vector<double> stretch_weight;               ///< 2μVΔt² (Algorithm 1 line 5)
+    std::vector<Index> first_element_of_row;  ///< the first and last element with a node on row r
+    std::vector<Index> last_element_of_row;   ///< (element_count and −1 for none)
+  };
+  std::shared_ptr<const Elements> elements_ = std::make_shared<const Elements>();
+  std::array<std::vector<double>, 4> rotation_;  ///< quaternion w, x, y, z
   std::vector<double> element_forces_;  ///< threaded path: [12·slot + 3k + c], force on local node k, coordinate c
-  std::vector<Index> first_element_of_row_;  ///< the first and last element with a node on row r
-  std::vector<Index> last_element_of_row_;   ///< (element_count and −1 for none)
 };
 
 }  // namespace cholsim::fem

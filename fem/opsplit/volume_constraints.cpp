@@ -127,75 +127,83 @@ std::vector<Index> greedy_element_colors(const TetMesh& mesh) {
   return color;
 }
 
-VolumeConstraints::VolumeConstraints(const ElasticBody& body, double time_step) : node_count_(body.node_count()) {
+VolumeConstraints::VolumeConstraints(const ElasticBody& body, double time_step) {
   if (!(time_step > 0.0) || !std::isfinite(time_step)) {
     throw std::invalid_argument("VolumeConstraints: time step must be positive and finite, got " +
                                 std::to_string(time_step));
   }
+  auto constraints = std::make_shared<Constraints>();
+  Constraints& c = *constraints;
+  c.node_count = body.node_count();
   const Index elements = body.element_count();
   const std::vector<Index> color = greedy_element_colors(body.rest);
   const Index colors = elements == 0 ? 0 : *std::max_element(color.begin(), color.end()) + 1;
-  color_begin_.assign(static_cast<std::size_t>(colors) + 1, 0);
-  for (Index c : color) ++color_begin_[static_cast<std::size_t>(c) + 1];
-  for (std::size_t c = 0; c < static_cast<std::size_t>(colors); ++c) color_begin_[c + 1] += color_begin_[c];
-  std::vector<Index> slot(color_begin_.begin(), color_begin_.end() - 1);
+  c.color_begin.assign(static_cast<std::size_t>(colors) + 1, 0);
+  for (Index k : color) ++c.color_begin[static_cast<std::size_t>(k) + 1];
+  for (std::size_t k = 0; k < static_cast<std::size_t>(colors); ++k) c.color_begin[k + 1] += c.color_begin[k];
+  std::vector<Index> slot(c.color_begin.begin(), c.color_begin.end() - 1);
 
   // kLanes zero entries past the end: a colour's last block reads whole vectors.
   const auto padded = static_cast<std::size_t>(elements + kBlockLanes);
-  nodes_.resize(4 * static_cast<std::size_t>(elements));
-  inverse_six_volume_.assign(padded, 0.0);
-  stiffness_.assign(padded, 0.0);
+  c.nodes.resize(4 * static_cast<std::size_t>(elements));
+  c.inverse_six_volume.assign(padded, 0.0);
+  c.stiffness.assign(padded, 0.0);
+  for (auto& masses : c.inverse_masses) masses.assign(padded, 0.0);
   multipliers_.assign(padded, 0.0);
-  for (auto& masses : constraint_inverse_masses_) masses.assign(padded, 0.0);
   for (Index e = 0; e < elements; ++e) {
-    const auto c = static_cast<std::size_t>(slot[static_cast<std::size_t>(color[static_cast<std::size_t>(e)])]++);
+    const auto s = static_cast<std::size_t>(slot[static_cast<std::size_t>(color[static_cast<std::size_t>(e)])]++);
     const auto nodes = body.element_nodes(e);
-    std::copy(nodes.begin(), nodes.end(), nodes_.begin() + static_cast<std::ptrdiff_t>(4 * c));
+    std::copy(nodes.begin(), nodes.end(), c.nodes.begin() + static_cast<std::ptrdiff_t>(4 * s));
     const double volume = body.rest_volumes[static_cast<std::size_t>(e)];
-    inverse_six_volume_[c] = 1.0 / (6.0 * volume);
-    stiffness_[c] = body.lame[static_cast<std::size_t>(e)].lambda * volume * time_step * time_step;  // eq. 13
+    c.inverse_six_volume[s] = 1.0 / (6.0 * volume);
+    c.stiffness[s] = body.lame[static_cast<std::size_t>(e)].lambda * volume * time_step * time_step;  // eq. 13
   }
+  constraints_ = std::move(constraints);
 }
 
 void VolumeConstraints::project(std::span<double> positions, std::span<const double> inverse_masses, int iterations,
                                 int threads) {
-  if (positions.size() != 3 * static_cast<std::size_t>(node_count_) ||
-      inverse_masses.size() != static_cast<std::size_t>(node_count_)) {
-    throw std::invalid_argument("VolumeConstraints::project: expected " + std::to_string(3 * node_count_) +
-                                " coordinates and " + std::to_string(node_count_) + " inverse masses, got " +
+  const Index nodes = constraints_->node_count;
+  if (positions.size() != 3 * static_cast<std::size_t>(nodes) || inverse_masses.size() != static_cast<std::size_t>(nodes)) {
+    throw std::invalid_argument("VolumeConstraints::project: expected " + std::to_string(3 * nodes) +
+                                " coordinates and " + std::to_string(nodes) + " inverse masses, got " +
                                 std::to_string(positions.size()) + " and " + std::to_string(inverse_masses.size()));
   }
-  if (!std::equal(inverse_masses.begin(), inverse_masses.end(), inverse_masses_.begin(), inverse_masses_.end())) {
-    set_inverse_masses(inverse_masses);
-  }
+  use_inverse_masses(inverse_masses);
   std::fill(multipliers_.begin(), multipliers_.end(), 0.0);  // κ = 0 at the start of a step
   for (int sweep = 0; sweep < iterations; ++sweep) {
-    parallel_colors(color_begin_, kBlockLanes, threads, [&](Index, Index begin, Index end) {
+    parallel_colors(constraints_->color_begin, kBlockLanes, threads, [&](Index, Index begin, Index end) {
       project_range(positions, begin, end);
     });
   }
 }
 
-void VolumeConstraints::set_inverse_masses(std::span<const double> inverse_masses) {
-  inverse_masses_.assign(inverse_masses.begin(), inverse_masses.end());
+void VolumeConstraints::use_inverse_masses(std::span<const double> inverse_masses) {
+  const std::vector<double>& current = constraints_->node_inverse_masses;
+  if (std::equal(inverse_masses.begin(), inverse_masses.end(), current.begin(), current.end())) return;
+  auto changed = std::make_shared<Constraints>(*constraints_);
+  changed->node_inverse_masses.assign(inverse_masses.begin(), inverse_masses.end());
   for (std::size_t c = 0; c < static_cast<std::size_t>(size()); ++c) {
     for (std::size_t k = 0; k < 4; ++k) {
-      constraint_inverse_masses_[k][c] = inverse_masses[static_cast<std::size_t>(nodes_[4 * c + k])];
+      changed->inverse_masses[k][c] = inverse_masses[static_cast<std::size_t>(changed->nodes[4 * c + k])];
     }
   }
+  constraints_ = std::move(changed);
 }
 
 void VolumeConstraints::project_range(std::span<double> positions, Index begin, Index end) {
+  const Constraints& constraints = *constraints_;
   ConstraintArrays arrays{};
-  for (std::size_t k = 0; k < 4; ++k) arrays.inverse_mass[k] = constraint_inverse_masses_[k].data();
-  arrays.inverse_six_volume = inverse_six_volume_.data();
-  arrays.stiffness = stiffness_.data();
+  for (std::size_t k = 0; k < 4; ++k) arrays.inverse_mass[k] = constraints.inverse_masses[k].data();
+  arrays.inverse_six_volume = constraints.inverse_six_volume.data();
+  arrays.stiffness = constraints.stiffness.data();
   arrays.multiplier = multipliers_.data();
+  const Index* node_of = constraints.nodes.data();
   const auto gather = [&](PositionBlock& block, Index first, int lanes) {
     for (int l = 0; l < lanes; ++l) {
       const auto c = static_cast<std::size_t>(first + l);
       for (std::size_t k = 0; k < 4; ++k) {
-        const auto v = static_cast<std::size_t>(nodes_[4 * c + k]);
+        const auto v = static_cast<std::size_t>(node_of[4 * c + k]);
         for (std::size_t r = 0; r < 3; ++r) block.x[k][r][l] = positions[3 * v + r];
       }
     }
@@ -204,7 +212,7 @@ void VolumeConstraints::project_range(std::span<double> positions, Index begin, 
     for (int l = 0; l < lanes; ++l) {
       const auto c = static_cast<std::size_t>(first + l);
       for (std::size_t k = 0; k < 4; ++k) {
-        const auto v = static_cast<std::size_t>(nodes_[4 * c + k]);
+        const auto v = static_cast<std::size_t>(node_of[4 * c + k]);
         // A plain store: no other constraint of the colour touches node v.
         for (std::size_t r = 0; r < 3; ++r) positions[3 * v + r] = block.x[k][r][l];
       }

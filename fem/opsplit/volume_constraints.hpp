@@ -14,6 +14,7 @@
 // of the compliance α: finite also for λ = 0 (ν = 0), where the constraint then never moves a
 // node (α = ∞ would give ∞/∞).
 #include <array>
+#include <memory>
 #include <span>
 #include <vector>
 
@@ -25,7 +26,7 @@ class VolumeConstraints {
  public:
   VolumeConstraints() = default;
   /// Constraints of every element of `body` for time step Δt > 0 (std::invalid_argument
-  /// otherwise).
+  /// otherwise). A copy shares them and has its own multipliers.
   VolumeConstraints(const ElasticBody& body, double time_step);
 
   /// Runs `iterations` Gauss–Seidel sweeps over all constraints on `positions` (3·nodes),
@@ -35,26 +36,31 @@ class VolumeConstraints {
   void project(std::span<double> positions, std::span<const double> inverse_masses, int iterations,
                int threads = 1);
 
-  [[nodiscard]] Index size() const { return static_cast<Index>(nodes_.size() / 4); }
-  [[nodiscard]] Index color_count() const { return static_cast<Index>(color_begin_.size()) - 1; }
+  [[nodiscard]] Index size() const { return static_cast<Index>(constraints_->nodes.size() / 4); }
+  [[nodiscard]] Index color_count() const { return static_cast<Index>(constraints_->color_begin.size()) - 1; }
 
  private:
   void project_range(std::span<double> positions, Index begin, Index end);
-  /// Keeps `inverse_masses` and each constraint's four (constraint_inverse_masses_).
-  void set_inverse_masses(std::span<const double> inverse_masses);
+  /// Makes the constraints' inverse masses those of `inverse_masses` (a new Constraints when
+  /// they differ from the current ones).
+  void use_inverse_masses(std::span<const double> inverse_masses);
 
-  Index node_count_ = 0;
-  // Structure of arrays in colour order: constraint c acts on nodes_[4c..4c+4).
-  std::vector<Index> nodes_;
-  // Per constraint, with kLanes zero entries past the end (whole vectors for the last block).
-  std::array<std::vector<double>, 4> constraint_inverse_masses_;  ///< of its four nodes
-  std::vector<double> inverse_six_volume_;  ///< 1/(6V_t)
-  std::vector<double> stiffness_;           ///< α_t⁻¹ = λ_t V_t Δt² (eq. 13)
-  std::vector<double> multipliers_;         ///< κ_t of the current sweep set
-  std::vector<Index> color_begin_{0};
-  /// The inverse masses constraint_inverse_masses_ was made from: rebuilt when a call passes
-  /// others (a simulation passes the same every step).
-  std::vector<double> inverse_masses_;       ///< constraints of colour k at [color_begin_[k], color_begin_[k+1])
+  /// What stays the same from step to step, in colour order (constraint c acts on nodes
+  /// [4c, 4c+4)), shared by copies (copy on write when other inverse masses come). The
+  /// per-constraint arrays have kLanes zero entries past the end (whole vectors for the last block).
+  struct Constraints {
+    Index node_count = 0;
+    std::vector<Index> nodes;
+    std::array<std::vector<double>, 4> inverse_masses;  ///< of each constraint's four nodes
+    std::vector<double> inverse_six_volume;             ///< 1/(6V_t)
+    std::vector<double> stiffness;                      ///< α_t⁻¹ = λ_t V_t Δt² (eq. 13)
+    std::vector<Index> color_begin{0};  ///< constraints of colour k at [color_begin[k], color_begin[k+1])
+    /// The node inverse masses `inverse_masses` was made from (a simulation passes the same ones
+    /// every step).
+    std::vector<double> node_inverse_masses;
+  };
+  std::shared_ptr<const Constraints> constraints_ = std::make_shared<const Constraints>();
+  std::vector<double> multipliers_;  ///< κ_t of the current sweep set, padded like the constraints
 };
 
 /// Greedy colouring of the elements of `mesh`, in element order: no two elements that share a
