@@ -38,6 +38,7 @@
 
 #include "bench/bench_arguments.hpp"
 #include "bench/bench_models.hpp"
+#include "bench/fem/opsplit/fastcorot_peer_table.hpp"
 #include "fem/corotational/corotational_simulation.hpp"
 #include "fem/elements/elastic_body.hpp"
 #include "fem/materials/fixed_corotated_newton.hpp"
@@ -67,6 +68,13 @@ stderr.
   --no-sweeps        skip Tables 2 and 3 (the Young's modulus and time-step sweeps)
   --no-exact         skip the exact corotated FEM (no exact columns or speedups)
   --newton           add a table for Newton on the fixed-corotated energy, on the --sizes meshes
+  --peer             only the table against the official seed-003 code (FastCorotatedFEM, built
+                     by bench/peers/fastcorot/build_fastcorot_peer.sh), one thread, --steps
+                     steps a run: armadillo_4k (its demo), armadillo (cholsim opsplit's default),
+                     tetgen bunnies of 16k, 55k and 170k tets, 100 bodies of armadillo_4k
+  --peer-scenes LIST  those scenes (armadillo_4k, armadillo, bunny<N>k, bodies<N>)
+  --peer-runs R      alternating peer/cholsim runs per scene (default 5)
+  --peer-binary P    the peer (default: build/peers/fastcorot_peer beside build/bench)
   --help, -h         this text
 )";
 
@@ -82,6 +90,11 @@ struct Settings {
   bool sweeps = true;
   bool exact = true;
   bool newton = false;
+  bool peer = false;
+  std::vector<std::string> peer_scenes = {"armadillo_4k", "armadillo", "bunny16k", "bunny55k", "bunny170k",
+                                          "bodies100"};
+  int peer_runs = 5;
+  std::string peer_binary = bench::default_peer_binary().string();
   cholsim::factor::TiledSolveFactor::Precision solve_precision = fem::OperatorSplittingOptions{}.solve_precision;
 };
 
@@ -403,6 +416,16 @@ Settings parse(int argc, char** argv) {
       s.exact = false;
     } else if (arg == "--newton") {
       s.newton = true;
+    } else if (arg == "--peer") {
+      s.peer = true;
+    } else if (arg == "--peer-scenes") {
+      s.peer_scenes.clear();
+      std::stringstream list(value());
+      for (std::string item; std::getline(list, item, ',');) s.peer_scenes.push_back(item);
+    } else if (arg == "--peer-runs") {
+      s.peer_runs = bench::parse_positive(arg, value());
+    } else if (arg == "--peer-binary") {
+      s.peer_binary = value();
     } else {
       throw bench::unknown_option(arg);
     }
@@ -414,6 +437,10 @@ Settings parse(int argc, char** argv) {
 
 int main(int argc, char** argv) {
   const Settings settings = bench::parse_command_line("bench_opsplit", [&] { return parse(argc, argv); });
+  if (settings.peer) {
+    bench::print_peer_table(settings.peer_scenes, settings.peer_binary, settings.peer_runs, settings.steps);
+    return 0;
+  }
   std::printf("# Operator splitting (seed 003) vs exact corotated FEM, %d threads, E = 1e6 Pa, nu = 0.33, "
               "dt = 10 ms unless varied, L copy in %s precision\n\n## Table 1: per-step time vs mesh size\n\n",
               settings.threads,
