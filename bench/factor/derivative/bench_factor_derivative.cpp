@@ -37,6 +37,7 @@
 #include <vector>
 
 #include "bench/bench_arguments.hpp"
+#include "bench/bench_statistics.hpp"
 #include "factor/derivative/factor_derivative.hpp"
 #include "factor/numeric/cholesky_factor.hpp"
 #include "linalg/assembly_pattern.hpp"
@@ -152,11 +153,7 @@ BoxSystem box_system(Index cells) {
   return system;
 }
 
-double median(std::vector<double> values) {
-  std::sort(values.begin(), values.end());
-  const std::size_t middle = values.size() / 2;
-  return values.size() % 2 == 1 ? values[middle] : 0.5 * (values[middle - 1] + values[middle]);
-}
+using cholsim::bench::median;
 
 double seconds_of(const auto& call) {
   const auto start = Clock::now();

@@ -39,6 +39,7 @@
 #include <vector>
 
 #include "bench/bench_arguments.hpp"
+#include "bench/bench_statistics.hpp"
 #include "bench/cholmod_reference.hpp"
 #include "factor/numeric/cholesky_factor.hpp"
 #include "linalg/blas.hpp"
@@ -130,12 +131,7 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
-double median(std::vector<double> values) {
-  if (values.empty()) return std::nan("");
-  std::sort(values.begin(), values.end());
-  const std::size_t middle = values.size() / 2;
-  return values.size() % 2 == 1 ? values[middle] : 0.5 * (values[middle - 1] + values[middle]);
-}
+using cholsim::bench::median;
 
 /// ‖b − A·x‖₂ / ‖b‖₂.
 double relative_residual(const SymmetricCscMatrix& a, std::span<const double> x,

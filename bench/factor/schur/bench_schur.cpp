@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "bench/bench_arguments.hpp"
+#include "bench/bench_statistics.hpp"
 #include "factor/numeric/cholesky_factor.hpp"
 #include "factor/schur/schur_complement.hpp"
 #include "factor/schur/schur_ordering.hpp"
@@ -89,11 +90,7 @@ Options parse_options(int argc, char** argv) {
   return options;
 }
 
-double median(std::vector<double> values) {
-  std::sort(values.begin(), values.end());
-  const std::size_t middle = values.size() / 2;
-  return values.size() % 2 == 1 ? values[middle] : 0.5 * (values[middle - 1] + values[middle]);
-}
+using cholsim::bench::median;
 
 // Median seconds of `repeat` runs of `body`.
 double timed(int repeat, const std::function<void()>& body) {

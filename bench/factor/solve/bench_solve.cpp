@@ -34,6 +34,7 @@
 
 #include "bench/bench_arguments.hpp"
 #include "bench/bench_models.hpp"
+#include "bench/bench_statistics.hpp"
 #include "bench/cholmod_reference.hpp"
 #include "factor/numeric/cholesky_factor.hpp"
 #include "factor/solve/supernodal_solve_tiled.hpp"
@@ -88,11 +89,7 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
-double median(std::vector<double> values) {
-  std::sort(values.begin(), values.end());
-  const std::size_t mid = values.size() / 2;
-  return values.size() % 2 == 1 ? values[mid] : 0.5 * (values[mid - 1] + values[mid]);
-}
+using cholsim::bench::median;
 
 /// ‖B − A·X‖_F / ‖B‖_F for column-major n×count B and X.
 double relative_residual(const SymmetricCscMatrix& a, const std::vector<double>& x, const std::vector<double>& b) {

@@ -31,6 +31,7 @@
 
 #include "bench/bench_arguments.hpp"
 #include "bench/bench_models.hpp"
+#include "bench/bench_statistics.hpp"
 #include "factor/numeric/cholesky_factor.hpp"
 #include "factor/update/changed_supernodes.hpp"
 #include "factor/update/update_scheduling.hpp"
@@ -123,11 +124,7 @@ Options parse_options(int argc, char** argv) {
 
 double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const std::size_t m = v.size() / 2;
-  return v.size() % 2 ? v[m] : 0.5 * (v[m - 1] + v[m]);
-}
+using cholsim::bench::median;
 
 void progress(const std::string& line) { std::fprintf(stderr, "bench_refactorize: %s\n", line.c_str()); }
 

@@ -38,6 +38,7 @@
 
 #include "bench/bench_arguments.hpp"
 #include "bench/bench_models.hpp"
+#include "bench/bench_statistics.hpp"
 #include "bench/fem/opsplit/fastcorot_peer_table.hpp"
 #include "fem/corotational/corotational_simulation.hpp"
 #include "fem/elements/elastic_body.hpp"
@@ -132,12 +133,7 @@ std::vector<double> spin_velocities(const std::vector<double>& positions) {
   return velocities;
 }
 
-double median(std::vector<double> values) {
-  if (values.empty()) return 0.0;
-  std::sort(values.begin(), values.end());
-  const std::size_t mid = values.size() / 2;
-  return values.size() % 2 == 1 ? values[mid] : 0.5 * (values[mid - 1] + values[mid]);
-}
+using cholsim::bench::median;
 
 struct Measurement {
   double step_seconds = 0.0;   ///< median per step

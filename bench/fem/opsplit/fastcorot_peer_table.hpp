@@ -32,6 +32,7 @@
 #include <vector>
 
 #include "bench/bench_models.hpp"
+#include "bench/bench_statistics.hpp"
 #include "fem/elements/elastic_body.hpp"
 #include "fem/mesh/mesh_io.hpp"
 #include "fem/opsplit/operator_splitting.hpp"
@@ -46,12 +47,6 @@ struct PeerScene {
   int bodies = 1;
   std::string about;
 };
-
-inline double peer_median(std::vector<double> values) {
-  std::sort(values.begin(), values.end());
-  const std::size_t mid = values.size() / 2;
-  return values.size() % 2 == 1 ? values[mid] : 0.5 * (values[mid - 1] + values[mid]);
-}
 
 /// The default place of the peer binary: build/peers/fastcorot_peer beside build/bench/.
 inline std::filesystem::path default_peer_binary() {
@@ -207,7 +202,7 @@ inline double run_cholsim(const PeerScene& scene, int steps) {
     (void)batch.step();
     seconds.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
   }
-  return peer_median(seconds);
+  return median(seconds);
 }
 
 /// The peer table on stdout (Markdown), progress on stderr.
@@ -241,7 +236,7 @@ inline void print_peer_table(const std::vector<std::string>& scene_names, const 
     }
     std::printf("| %s | %lld | %zu | %d | %.4f | %.4f | **%.2f** | %.2f–%.2f | %s |\n", scene.name.c_str(),
                 static_cast<long long>(scene.mesh.tet_count()), scene.fixed.size(), scene.bodies,
-                1e3 * peer_median(ours), 1e3 * peer_median(theirs), peer_median(ratios),
+                1e3 * median(ours), 1e3 * median(theirs), median(ratios),
                 *std::min_element(ratios.begin(), ratios.end()), *std::max_element(ratios.begin(), ratios.end()),
                 scene.about.c_str());
     std::fflush(stdout);
