@@ -468,13 +468,15 @@ void TiledSolveFactor::solve_entries(Index count, Entry&& entry) {
 #else
   constexpr bool in_lanes = false;
 #endif
-  // In lanes: four doubles a row (zeros past `count`) and the dummy row n.
+  // In lanes: four doubles a row (zeros past `count`) and the dummy row n, which
+  // substitute_lanes clears.
   const Index stride = in_lanes ? 4 : count;
-  interleaved_.assign(at(n_ + (in_lanes ? 1 : 0)) * at(stride), 0.0);
+  interleaved_.resize(at(n_ + (in_lanes ? 1 : 0)) * at(stride));
   const InterleavedRhs y{interleaved_.data(), stride};
   for (Index i = 0; i < n_; ++i) {
     double* row = y.row(i);
     for (Index c = 0; c < count; ++c) row[c] = entry(perm[at(i)], c);
+    for (Index c = count; c < stride; ++c) row[c] = 0.0;
   }
   const auto substitute_with = [&](const auto& values) {
     using Stored = typename std::decay_t<decltype(values)>::value_type;

@@ -177,7 +177,7 @@ OperatorSplittingSimulation::OperatorSplittingSimulation(ElasticBody body, Opera
   const auto free = static_cast<Index>(s.system_nodes.size());
   s.element_pass = OpsplitElementPass(*s.body, s.system_row, free, dt);
   s.right_hand_side.assign(3 * at(free), 0.0);
-  s.volume = VolumeConstraints(*s.body, dt);
+  s.volume = VolumeConstraints(*s.body, dt, s.inverse_masses);
   s.setup.free_nodes = static_cast<Index>(s.system_nodes.size());
   s.setup.fixed_nodes = nodes - s.setup.free_nodes;
   s.setup.elements = elements;
@@ -216,7 +216,7 @@ OperatorSplittingStepStatistics OperatorSplittingSimulation::step() {
 
   phase = Clock::now();
   if (s.options.volume_iterations > 0) {
-    s.volume.project(s.positions, s.inverse_masses, s.options.volume_iterations, s.options.threads);
+    s.volume.project(s.positions, s.options.volume_iterations, s.options.threads);
   }
   stats.timings.volume_constraints = seconds_since(phase);
 

@@ -127,10 +127,15 @@ std::vector<Index> greedy_element_colors(const TetMesh& mesh) {
   return color;
 }
 
-VolumeConstraints::VolumeConstraints(const ElasticBody& body, double time_step) {
+VolumeConstraints::VolumeConstraints(const ElasticBody& body, double time_step,
+                                     std::span<const double> inverse_masses) {
   if (!(time_step > 0.0) || !std::isfinite(time_step)) {
     throw std::invalid_argument("VolumeConstraints: time step must be positive and finite, got " +
                                 std::to_string(time_step));
+  }
+  if (inverse_masses.size() != static_cast<std::size_t>(body.node_count())) {
+    throw std::invalid_argument("VolumeConstraints: " + std::to_string(inverse_masses.size()) +
+                                " inverse masses for " + std::to_string(body.node_count()) + " nodes");
   }
   auto constraints = std::make_shared<Constraints>();
   Constraints& c = *constraints;
@@ -154,6 +159,7 @@ VolumeConstraints::VolumeConstraints(const ElasticBody& body, double time_step) 
     const auto s = static_cast<std::size_t>(slot[static_cast<std::size_t>(color[static_cast<std::size_t>(e)])]++);
     const auto nodes = body.element_nodes(e);
     std::copy(nodes.begin(), nodes.end(), c.nodes.begin() + static_cast<std::ptrdiff_t>(4 * s));
+    for (std::size_t k = 0; k < 4; ++k) c.inverse_masses[k][s] = inverse_masses[static_cast<std::size_t>(nodes[k])];
     const double volume = body.rest_volumes[static_cast<std::size_t>(e)];
     c.inverse_six_volume[s] = 1.0 / (6.0 * volume);
     c.stiffness[s] = body.lame[static_cast<std::size_t>(e)].lambda * volume * time_step * time_step;  // eq. 13
@@ -161,34 +167,18 @@ VolumeConstraints::VolumeConstraints(const ElasticBody& body, double time_step) 
   constraints_ = std::move(constraints);
 }
 
-void VolumeConstraints::project(std::span<double> positions, std::span<const double> inverse_masses, int iterations,
-                                int threads) {
+void VolumeConstraints::project(std::span<double> positions, int iterations, int threads) {
   const Index nodes = constraints_->node_count;
-  if (positions.size() != 3 * static_cast<std::size_t>(nodes) || inverse_masses.size() != static_cast<std::size_t>(nodes)) {
+  if (positions.size() != 3 * static_cast<std::size_t>(nodes)) {
     throw std::invalid_argument("VolumeConstraints::project: expected " + std::to_string(3 * nodes) +
-                                " coordinates and " + std::to_string(nodes) + " inverse masses, got " +
-                                std::to_string(positions.size()) + " and " + std::to_string(inverse_masses.size()));
+                                " coordinates, got " + std::to_string(positions.size()));
   }
-  use_inverse_masses(inverse_masses);
   std::fill(multipliers_.begin(), multipliers_.end(), 0.0);  // κ = 0 at the start of a step
   for (int sweep = 0; sweep < iterations; ++sweep) {
     parallel_colors(constraints_->color_begin, kBlockLanes, threads, [&](Index, Index begin, Index end) {
       project_range(positions, begin, end);
     });
   }
-}
-
-void VolumeConstraints::use_inverse_masses(std::span<const double> inverse_masses) {
-  const std::vector<double>& current = constraints_->node_inverse_masses;
-  if (std::equal(inverse_masses.begin(), inverse_masses.end(), current.begin(), current.end())) return;
-  auto changed = std::make_shared<Constraints>(*constraints_);
-  changed->node_inverse_masses.assign(inverse_masses.begin(), inverse_masses.end());
-  for (std::size_t c = 0; c < static_cast<std::size_t>(size()); ++c) {
-    for (std::size_t k = 0; k < 4; ++k) {
-      changed->inverse_masses[k][c] = inverse_masses[static_cast<std::size_t>(changed->nodes[4 * c + k])];
-    }
-  }
-  constraints_ = std::move(changed);
 }
 
 void VolumeConstraints::project_range(std::span<double> positions, Index begin, Index end) {

@@ -25,29 +25,26 @@ namespace cholsim::fem {
 class VolumeConstraints {
  public:
   VolumeConstraints() = default;
-  /// Constraints of every element of `body` for time step Δt > 0 (std::invalid_argument
-  /// otherwise). A copy shares them and has its own multipliers.
-  VolumeConstraints(const ElasticBody& body, double time_step);
+  /// Constraints of every element of `body` for time step Δt > 0, moving node v by
+  /// w_v·∇C·Δκ (eq. 16) with inverse mass w_v = inverse_masses[v] (0 keeps a node fixed).
+  /// Throws std::invalid_argument for a bad Δt or one inverse mass per node missing. A copy
+  /// shares the constraints and has its own multipliers.
+  VolumeConstraints(const ElasticBody& body, double time_step, std::span<const double> inverse_masses);
 
-  /// Runs `iterations` Gauss–Seidel sweeps over all constraints on `positions` (3·nodes),
-  /// moving node v by w_v·∇C·Δκ (eq. 16) with inverse mass w_v = inverse_masses[v] (0 keeps a
-  /// node fixed). Multipliers start at 0. `threads` ≥ 1 splits each colour. Throws
-  /// std::invalid_argument on size mismatches.
-  void project(std::span<double> positions, std::span<const double> inverse_masses, int iterations,
-               int threads = 1);
+  /// Runs `iterations` Gauss–Seidel sweeps over all constraints on `positions` (3·nodes).
+  /// Multipliers start at 0. `threads` ≥ 1 splits each colour. Throws std::invalid_argument on
+  /// a size mismatch.
+  void project(std::span<double> positions, int iterations, int threads = 1);
 
   [[nodiscard]] Index size() const { return static_cast<Index>(constraints_->nodes.size() / 4); }
   [[nodiscard]] Index color_count() const { return static_cast<Index>(constraints_->color_begin.size()) - 1; }
 
  private:
   void project_range(std::span<double> positions, Index begin, Index end);
-  /// Makes the constraints' inverse masses those of `inverse_masses` (a new Constraints when
-  /// they differ from the current ones).
-  void use_inverse_masses(std::span<const double> inverse_masses);
 
   /// What stays the same from step to step, in colour order (constraint c acts on nodes
-  /// [4c, 4c+4)), shared by copies (copy on write when other inverse masses come). The
-  /// per-constraint arrays have kLanes zero entries past the end (whole vectors for the last block).
+  /// [4c, 4c+4)), shared by copies. The per-constraint arrays have kLanes zero entries past the
+  /// end (whole vectors for the last block).
   struct Constraints {
     Index node_count = 0;
     std::vector<Index> nodes;
@@ -55,9 +52,6 @@ class VolumeConstraints {
     std::vector<double> inverse_six_volume;             ///< 1/(6V_t)
     std::vector<double> stiffness;                      ///< α_t⁻¹ = λ_t V_t Δt² (eq. 13)
     std::vector<Index> color_begin{0};  ///< constraints of colour k at [color_begin[k], color_begin[k+1])
-    /// The node inverse masses `inverse_masses` was made from (a simulation passes the same ones
-    /// every step).
-    std::vector<double> node_inverse_masses;
   };
   std::shared_ptr<const Constraints> constraints_ = std::make_shared<const Constraints>();
   std::vector<double> multipliers_;  ///< κ_t of the current sweep set, padded like the constraints
