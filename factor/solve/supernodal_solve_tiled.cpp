@@ -478,24 +478,29 @@ void TiledSolveFactor::solve_entries(Index count, Entry&& entry) {
     for (Index c = 0; c < count; ++c) row[c] = entry(perm[at(i)], c);
     for (Index c = count; c < stride; ++c) row[c] = 0.0;
   }
+  substitute(y.data, y.count, in_lanes);
+  for (Index i = 0; i < n_; ++i) {
+    const double* row = y.row(i);
+    for (Index c = 0; c < count; ++c) entry(perm[at(i)], c) = row[c];
+  }
+}
+
+void TiledSolveFactor::substitute(double* rows, Index stride, [[maybe_unused]] bool in_lanes) {
+  const InterleavedRhs y{rows, stride};
   const auto substitute_with = [&](const auto& values) {
     using Stored = typename std::decay_t<decltype(values)>::value_type;
     const Layout<Stored> layout{supernodes_.data(), static_cast<Index>(supernodes_.size()) - 1, panels_.data(),
                                 below_rows_.data(), row_lists_.data(), values.data(), values.data() + values.size()};
 #if CHOLSIM_SOLVE_AVX2
-    if (in_lanes) return substitute_lanes(layout, interleaved_.data(), n_);
+    if (in_lanes) return substitute_lanes(layout, y.data, n_);
 #endif
-    work_.resize(at(work_rows_) * at(std::min(count, kKernelWidth)));
+    work_.resize(at(work_rows_) * at(std::min(y.count, kKernelWidth)));
     run_substitutions(layout, y, work_.data(), at(work_rows_));
   };
   if (precision_ == Precision::double_values) {
     substitute_with(values_);
   } else {
     substitute_with(single_values_);
-  }
-  for (Index i = 0; i < n_; ++i) {
-    const double* row = y.row(i);
-    for (Index c = 0; c < count; ++c) entry(perm[at(i)], c) = row[c];
   }
 }
 
@@ -517,6 +522,31 @@ void TiledSolveFactor::solve_interleaved(std::span<double> rhs, Index count) {
                                 std::to_string(n_) + " rows");
   }
   solve_entries(count, [&rhs, count](Index i, Index c) -> double& { return rhs[at(i) * at(count) + at(c)]; });
+}
+
+}  // namespace cholsim::factor
+
+namespace cholsim::factor {
+
+void TiledSolveFactor::solve_lanes(std::span<double> lanes) {
+  if (!symbolic_) throw std::logic_error("TiledSolveFactor::solve_lanes: no factor (default-constructed)");
+  if (lanes.size() != kLaneWidth * (at(n_) + 1)) {
+    throw std::invalid_argument("TiledSolveFactor::solve_lanes: " + std::to_string(lanes.size()) + " values, expected " +
+                                std::to_string(kLaneWidth * (at(n_) + 1)) + " (four a row for " + std::to_string(n_) +
+                                " rows and one work row)");
+  }
+  if (n_ == 0) return;
+#if CHOLSIM_SOLVE_AVX2
+  const bool in_lanes = use_avx2_kernels();
+#else
+  constexpr bool in_lanes = false;
+#endif
+  substitute(lanes.data(), static_cast<Index>(kLaneWidth), in_lanes);
+}
+
+std::span<const Index> TiledSolveFactor::permutation() const {
+  if (!symbolic_) return {};
+  return symbolic_->permutation();
 }
 
 }  // namespace cholsim::factor

@@ -58,6 +58,19 @@ class TiledSolveFactor {
   /// std::invalid_argument unless rhs.size() == n·count and count ≥ 1.
   void solve_interleaved(std::span<double> rhs, Index count);
 
+  /// Values per row of solve_lanes' right-hand sides.
+  static constexpr std::size_t kLaneWidth = 4;
+  /// Solves in place for up to four right-hand sides the caller keeps already permuted and in
+  /// the layout both substitutions work in, so that a solve repeated every time step copies
+  /// nothing: row k of the permuted system (user row permutation()[k]) at
+  /// lanes[4k, 4k + 4), the right-hand sides side by side (unused lanes must hold finite
+  /// values, zeros say), and one work row after the last (lanes.size() == 4·(n + 1)), whose
+  /// contents are overwritten. Throws std::invalid_argument for another size and
+  /// std::logic_error on a default-constructed object.
+  void solve_lanes(std::span<double> lanes);
+  /// permutation()[k] = the user row of row k of the permuted system (empty before a factor).
+  [[nodiscard]] std::span<const Index> permutation() const;
+
   [[nodiscard]] Index size() const { return n_; }
   /// Values stored: L's lower trapezoid, diagonal triangles and padding rows of the tiles.
   [[nodiscard]] std::int64_t stored_values() const {
@@ -86,6 +99,9 @@ class TiledSolveFactor {
   /// work array, runs both substitutions and permutes back.
   template <typename Entry>
   void solve_entries(Index count, Entry&& entry);
+  /// Both substitutions on permuted right-hand sides, `stride` values a row from `rows`
+  /// (in_lanes: four a row and the dummy row n, with the AVX2 lane kernels).
+  void substitute(double* rows, Index stride, bool in_lanes);
 
   Index n_ = 0;
   std::shared_ptr<const Symbolic> symbolic_;  ///< for the permutation

@@ -13,6 +13,7 @@
 #include "fem/contact/position_projection.hpp"
 #include "fem/opsplit/opsplit_element_pass.hpp"
 #include "fem/opsplit/volume_constraints.hpp"
+#include "linalg/cache_aligned_allocator.hpp"
 
 namespace cholsim::fem {
 namespace {
@@ -51,6 +52,8 @@ void check_options(const OperatorSplittingOptions& options, Index nodes) {
 
 }  // namespace
 
+static_assert(kRightHandSideStride == factor::TiledSolveFactor::kLaneWidth, "the element pass writes the solve's rows");
+
 struct OperatorSplittingSimulation::State {
   // Copies of a simulation share the body, the matrix, its factor and the element and
   // constraint data (OperatorSplittingSimulation's copy constructor); the rest is their own.
@@ -64,13 +67,17 @@ struct OperatorSplittingSimulation::State {
   std::vector<double> inverse_masses;  ///< 0 for fixed nodes
   std::vector<Index> system_nodes;     ///< system row → node
   std::vector<Index> system_row;       ///< node → system row, −1 when fixed
+  std::vector<Index> solve_row;        ///< node → row of the factor's permuted system, −1 when fixed
   std::shared_ptr<const linalg::SymmetricCscMatrix> matrix;
   /// L of M + DᵀKD in the layout for repeated solves; the Factor it was copied from is not kept.
   /// Not const (its work arrays): copies must not step at the same time.
   std::shared_ptr<factor::TiledSolveFactor> solver;
 
   OpsplitElementPass element_pass;     ///< F(x̃), APD and DᵀK(r − Dx̃) in one pass (lines 4–8)
-  std::vector<double> right_hand_side;  ///< free nodes × 3, row by row (x, y, z of a node together)
+  /// The right-hand side and then Δx, in solve_row order, four values a row (x, y, z, 0) and
+  /// one work row: what TiledSolveFactor::solve_lanes solves in place, written so by the element
+  /// pass, so the step permutes and copies nothing on the way in or out of the solve.
+  linalg::CacheAlignedVector<double> lanes;
   VolumeConstraints volume;
   OperatorSplittingSetup setup;
 
@@ -95,7 +102,7 @@ void OperatorSplittingSimulation::State::assemble_and_factor() {
     g[3] = b.row(2);
     g[0] = -(g[1] + g[2] + g[3]);
     const auto nodes = body->element_nodes(e);
-    const double weight = element_pass.stretch_weight(e);
+    const double weight = stretch_weight(*body, e, options.time_step);
     for (std::size_t a = 0; a < 4; ++a) {
       const Index row = system_row[at(nodes[a])];
       if (row < 0) continue;
@@ -144,9 +151,10 @@ void OperatorSplittingSimulation::State::predict() {
 
 void OperatorSplittingSimulation::State::apply_solution() {
   positions = predicted;  // fixed nodes: x̃ = x, Δx = 0 (eq. 12 remark)
-  for (std::size_t row = 0; row < system_nodes.size(); ++row) {
-    const std::size_t v = at(system_nodes[row]);
-    for (std::size_t c = 0; c < 3; ++c) positions[3 * v + c] += right_hand_side[3 * row + c];
+  for (std::size_t v = 0; v < solve_row.size(); ++v) {
+    if (solve_row[v] < 0) continue;
+    const double* dx = lanes.data() + kRightHandSideStride * at(solve_row[v]);
+    for (std::size_t c = 0; c < 3; ++c) positions[3 * v + c] += dx[c];
   }
 }
 
@@ -175,13 +183,19 @@ OperatorSplittingSimulation::OperatorSplittingSimulation(ElasticBody body, Opera
 
   const double dt = s.options.time_step;
   const auto free = static_cast<Index>(s.system_nodes.size());
-  s.element_pass = OpsplitElementPass(*s.body, s.system_row, free, dt);
-  s.right_hand_side.assign(3 * at(free), 0.0);
-  s.volume = VolumeConstraints(*s.body, dt, s.inverse_masses);
-  s.setup.free_nodes = static_cast<Index>(s.system_nodes.size());
-  s.setup.fixed_nodes = nodes - s.setup.free_nodes;
+  s.setup.free_nodes = free;
+  s.setup.fixed_nodes = nodes - free;
   s.setup.elements = elements;
   s.assemble_and_factor();
+  // The element pass writes each node's force to its row of the permuted system.
+  s.solve_row.assign(at(nodes), -1);
+  if (s.solver) {
+    const auto permutation = s.solver->permutation();
+    for (std::size_t k = 0; k < permutation.size(); ++k) s.solve_row[at(s.system_nodes[at(permutation[k])])] = static_cast<Index>(k);
+  }
+  s.element_pass = OpsplitElementPass(*s.body, s.solve_row, free, dt);
+  s.lanes.assign(kRightHandSideStride * (at(free) + 1), 0.0);
+  s.volume = VolumeConstraints(*s.body, dt, s.inverse_masses);
 }
 
 OperatorSplittingSimulation::OperatorSplittingSimulation(const OperatorSplittingSimulation& other)
@@ -204,13 +218,14 @@ OperatorSplittingStepStatistics OperatorSplittingSimulation::step() {
   pass.apd.tolerance = s.options.rotation_tolerance;
   pass.apd.max_iterations = s.options.rotation_max_iterations;
   pass.threads = s.options.threads;
-  const linalg::ApdBatchStats apd = s.element_pass.run(s.predicted, s.right_hand_side, pass);
+  const auto free_rows = kRightHandSideStride * s.system_nodes.size();
+  const linalg::ApdBatchStats apd = s.element_pass.run(s.predicted, std::span(s.lanes).first(free_rows), pass);
   stats.rotation_iterations = apd.vector_iterations;
   stats.rotation_fallbacks = apd.scalar_fallbacks;
   stats.timings.rotations = seconds_since(phase);
 
   phase = Clock::now();
-  if (s.solver) s.solver->solve_interleaved(s.right_hand_side, 3);  // x, y, z together (eq. 12)
+  if (s.solver) s.solver->solve_lanes(s.lanes);  // x, y, z together (eq. 12)
   s.apply_solution();
   stats.timings.solve = seconds_since(phase);
 

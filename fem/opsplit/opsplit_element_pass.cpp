@@ -146,7 +146,7 @@ OpsplitElementPass::OpsplitElementPass(const ElasticBody& body, std::span<const 
       c->rows_of_nodes[k][at(e)] = system_row[at(element_nodes[k])];
     }
     for (std::size_t k = 0; k < 9; ++k) c->rest_inverse[k][at(e)] = body.rest_shape_inverse[at(e)].entries[k];
-    c->stretch_weight[at(e)] = 2.0 * body.lame[at(e)].mu * body.rest_volumes[at(e)] * time_step * time_step;
+    c->stretch_weight[at(e)] = stretch_weight(body, e, time_step);
   }
   c->first_element_of_row.assign(at(rows), element_count);
   c->last_element_of_row.assign(at(rows), -1);
@@ -173,7 +173,7 @@ void OpsplitElementPass::scatter_rows(Index row_begin, Index row_end, std::span<
       const Index row = c.rows_of_nodes[k][at(e)];
       if (row < row_begin || row >= row_end) continue;  // another thread's row, or fixed (−1)
       const double* force = element_forces_.data() + 12 * at(e) + 3 * k;
-      double* target = right_hand_side.data() + 3 * at(row);
+      double* target = right_hand_side.data() + kRightHandSideStride * at(row);
       for (std::size_t r = 0; r < 3; ++r) target[r] += force[r];
     }
   }
@@ -228,9 +228,11 @@ linalg::ApdBatchStats OpsplitElementPass::run_blocks(Index first_block, Index la
 linalg::ApdBatchStats OpsplitElementPass::run(std::span<const double> predicted, std::span<double> right_hand_side,
                                               const OpsplitElementPassOptions& options) {
   const Elements& elements = *elements_;
-  if (predicted.size() != 3 * at(elements.node_count) || right_hand_side.size() != 3 * at(elements.rows)) {
+  if (predicted.size() != 3 * at(elements.node_count) ||
+      right_hand_side.size() != kRightHandSideStride * at(elements.rows)) {
     throw std::invalid_argument("OpsplitElementPass::run: expected " + std::to_string(3 * elements.node_count) +
-                                " positions and " + std::to_string(3 * elements.rows) + " right-hand-side values, got " +
+                                " positions and " + std::to_string(kRightHandSideStride * at(elements.rows)) +
+                                " right-hand-side values, got " +
                                 std::to_string(predicted.size()) + " and " + std::to_string(right_hand_side.size()));
   }
   const Index slots = static_cast<Index>(elements.stretch_weight.size());
@@ -243,7 +245,7 @@ linalg::ApdBatchStats OpsplitElementPass::run(std::span<const double> predicted,
       for (int k = 0; k < 4; ++k) {
         const Index row = elements.rows_of_nodes[at(k)][at(first + l)];
         if (row < 0) continue;  // fixed node: Δx = 0 (eq. 12)
-        double* target = right_hand_side.data() + 3 * at(row);
+        double* target = right_hand_side.data() + kRightHandSideStride * at(row);
         for (int c = 0; c < 3; ++c) target[c] += force(l, k, c);
       }
     }

@@ -22,6 +22,16 @@
 
 namespace cholsim::fem {
 
+/// Values per right-hand-side row (x, y, z and a 0): the layout factor::TiledSolveFactor::
+/// solve_lanes solves in place, so that the step copies nothing into or out of the solve.
+inline constexpr std::size_t kRightHandSideStride = 4;
+
+/// 2μV_tΔt² of element t (Algorithm 1 line 5: K's diagonal), for time step Δt.
+inline double stretch_weight(const ElasticBody& body, Index element, double time_step) {
+  const auto e = static_cast<std::size_t>(element);
+  return 2.0 * body.lame[e].mu * body.rest_volumes[e] * time_step * time_step;
+}
+
 struct OpsplitElementPassOptions {
   /// False keeps every rotation as it is (no APD): the frozen-r linear model of eq. 11.
   bool update_rotations = true;
@@ -38,21 +48,16 @@ class OpsplitElementPass {
   /// names a row outside [−1, rows). A copy shares the element data and has its own rotations.
   OpsplitElementPass(const ElasticBody& body, std::span<const Index> system_row, Index rows, double time_step);
 
-  /// Overwrites `right_hand_side` (3·rows, row by row: row r's x, y, z at [3r, 3r + 3), so that
-  /// the scatter of a node's force touches one cache line, not three) with DᵀK·(r − D·x̃)
-  /// summed over all elements, x̃ = `predicted` (3·nodes), updating every element's rotation to
-  /// the APD of F(x̃) first when options.update_rotations. Throws std::invalid_argument on size
-  /// mismatches.
+  /// Overwrites `right_hand_side` (kRightHandSideStride·rows, row by row: row r's x, y, z at
+  /// [4r, 4r + 3) and 0 at 4r + 3) with DᵀK·(r − D·x̃) summed over all elements, x̃ = `predicted`
+  /// (3·nodes), updating every element's rotation to the APD of F(x̃) first when
+  /// options.update_rotations. Throws std::invalid_argument on size mismatches.
   linalg::ApdBatchStats run(std::span<const double> predicted, std::span<double> right_hand_side,
                             const OpsplitElementPassOptions& options);
 
   /// Element e's current rotation (unit quaternion); std::out_of_range for a bad index.
   [[nodiscard]] linalg::Quaternion rotation(Index element) const;
   [[nodiscard]] Index element_count() const { return elements_->element_count; }
-  /// 2μV_tΔt² of element t (Algorithm 1 line 5: the diagonal of K).
-  [[nodiscard]] double stretch_weight(Index element) const {
-    return elements_->stretch_weight.at(static_cast<std::size_t>(element));
-  }
 
  private:
   /// F, APD and forces for blocks [first_block, last_block), each block's forces handed to

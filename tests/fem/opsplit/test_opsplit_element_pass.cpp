@@ -92,6 +92,11 @@ DenseMatrix reference_right_hand_side(const ElasticBody& body, const std::vector
   return rhs;
 }
 
+/// Entry (row, c) of a right-hand side in the pass's layout.
+double rhs_entry(const std::vector<double>& rhs, Index row, Index c) {
+  return rhs[kRightHandSideStride * static_cast<std::size_t>(row) + static_cast<std::size_t>(c)];
+}
+
 double max_abs(const DenseMatrix& m) {
   double largest = 0.0;
   for (double v : m.storage()) largest = std::max(largest, std::abs(v));
@@ -104,7 +109,7 @@ TEST(OpsplitElementPass, MatchesElementByElementReferenceWithSvdRotations) {
   const std::vector<Index> rows = rows_with_fixed_nodes(body.node_count(), free);
   OpsplitElementPass pass(body, rows, free, kTimeStep);
   const std::vector<double> x = deformed(body, 3);
-  std::vector<double> rhs(3 * static_cast<std::size_t>(free), 123.0);  // overwritten, not accumulated
+  std::vector<double> rhs(kRightHandSideStride * static_cast<std::size_t>(free), 123.0);  // overwritten, not accumulated
   OpsplitElementPassOptions options;
   options.apd.tolerance = 1e-12;
   const linalg::ApdBatchStats stats = pass.run(x, rhs, options);
@@ -117,9 +122,9 @@ TEST(OpsplitElementPass, MatchesElementByElementReferenceWithSvdRotations) {
   ASSERT_GT(scale, 0.0);
   for (Index i = 0; i < free; ++i) {
     for (Index c = 0; c < 3; ++c) {
-      EXPECT_NEAR(rhs[static_cast<std::size_t>(3 * i + c)], expected(i, c), 1e-10 * scale)
-          << "row " << i << " col " << c;
+      EXPECT_NEAR(rhs_entry(rhs, i, c), expected(i, c), 1e-10 * scale) << "row " << i << " col " << c;
     }
+    EXPECT_EQ(rhs_entry(rhs, i, 3), 0.0) << "row " << i << ": the unused value";
   }
   double largest_angle = 0.0;
   for (Index t = 0; t < body.element_count(); ++t) {
@@ -134,7 +139,7 @@ TEST(OpsplitElementPass, FrozenRotationsStayAndEnterTheRightHandSide) {
   const std::vector<Index> rows = rows_with_fixed_nodes(body.node_count(), free);
   OpsplitElementPass pass(body, rows, free, kTimeStep);
   const std::vector<double> x = deformed(body, 4);
-  std::vector<double> rhs(3 * static_cast<std::size_t>(free));
+  std::vector<double> rhs(kRightHandSideStride * static_cast<std::size_t>(free));
   OpsplitElementPassOptions options;
   options.update_rotations = false;
   EXPECT_EQ(pass.run(x, rhs, options).vector_iterations, 0);
@@ -143,7 +148,7 @@ TEST(OpsplitElementPass, FrozenRotationsStayAndEnterTheRightHandSide) {
       reference_right_hand_side(body, x, rows, free, [](Index, const Mat3&) { return Mat3::identity(); });
   const double scale = max_abs(expected);
   for (Index i = 0; i < free; ++i) {
-    for (Index c = 0; c < 3; ++c) EXPECT_NEAR(rhs[static_cast<std::size_t>(3 * i + c)], expected(i, c), 1e-13 * scale);
+    for (Index c = 0; c < 3; ++c) EXPECT_NEAR(rhs_entry(rhs, i, c), expected(i, c), 1e-13 * scale);
   }
 }
 
@@ -155,7 +160,7 @@ TEST(OpsplitElementPass, ResultDoesNotDependOnThreadCount) {
   const std::vector<double> x = deformed(body, 5);
   const OpsplitElementPass initial(body, rows, free, kTimeStep);
   OpsplitElementPass one = initial;
-  std::vector<double> rhs_one(3 * static_cast<std::size_t>(free));
+  std::vector<double> rhs_one(kRightHandSideStride * static_cast<std::size_t>(free));
   OpsplitElementPassOptions options;
   options.threads = 1;
   const linalg::ApdBatchStats stats_one = one.run(x, rhs_one, options);
@@ -183,8 +188,10 @@ TEST(OpsplitElementPass, RejectsBadSizes) {
   EXPECT_THROW(OpsplitElementPass(body, rows, free, kTimeStep), std::invalid_argument);
   rows = rows_with_fixed_nodes(body.node_count(), free);
   OpsplitElementPass pass(body, rows, free, kTimeStep);
-  std::vector<double> wrong(3 * static_cast<std::size_t>(free) + 3), right(3 * static_cast<std::size_t>(free));
-  EXPECT_THROW(pass.run(body.rest.positions, wrong, {}), std::invalid_argument);
+  const std::vector<double>& x = body.rest.positions;
+  std::vector<double> wrong(3 * static_cast<std::size_t>(free)), right(kRightHandSideStride * static_cast<std::size_t>(free));
+  EXPECT_NO_THROW(pass.run(x, right, {}));
+  EXPECT_THROW(pass.run(x, wrong, {}), std::invalid_argument);  // three values a row
   EXPECT_THROW(pass.run(std::vector<double>(5), right, {}), std::invalid_argument);
 }
 
