@@ -291,6 +291,46 @@ TEST(SolveMultipleRhsTiled, InterleavedRightHandSidesEqualColumnMajorOnes) {
   EXPECT_THROW(tiled.solve_interleaved(short_rows, 0), std::invalid_argument);
 }
 
+// Right-hand sides the caller keeps permuted, four a row (solve_lanes), give solve_interleaved's
+// answer bit for bit, with the AVX2 lane kernels and (both) with the baseline kernels forced; the
+// fourth lane stays zero; wrong sizes throw.
+TEST(SolveMultipleRhsTiled, LanesInPermutedOrderEqualInterleavedSolves) {
+  const auto a = linalg::laplacian_3d(6, 5, 4);
+  const Index n = a.size();
+  Factor factor(analyze(a));
+  ASSERT_TRUE(factor.factorize(a).ok());
+  TiledSolveFactor tiled(factor, TiledSolveFactor::Precision::single_values);
+  const auto permutation = tiled.permutation();
+  ASSERT_EQ(static_cast<Index>(permutation.size()), n);
+  const std::vector<double> rhs = random_right_hand_sides(n, 3, 77);  // row by row, three a row
+  for (const bool baseline : {false, true}) {
+    if (baseline) setenv("CHOLSIM_SOLVE_BASELINE", "1", 1);
+    std::vector<double> expected = rhs;
+    tiled.solve_interleaved(expected, 3);
+    std::vector<double> lanes(TiledSolveFactor::kLaneWidth * static_cast<std::size_t>(n + 1), -1.0);
+    for (Index k = 0; k < n; ++k) {
+      const auto user = static_cast<std::size_t>(permutation[static_cast<std::size_t>(k)]);
+      double* row = lanes.data() + TiledSolveFactor::kLaneWidth * static_cast<std::size_t>(k);
+      for (std::size_t c = 0; c < 3; ++c) row[c] = rhs[3 * user + c];
+      row[3] = 0.0;
+    }
+    tiled.solve_lanes(lanes);
+    if (baseline) unsetenv("CHOLSIM_SOLVE_BASELINE");
+    for (Index k = 0; k < n; ++k) {
+      const auto user = static_cast<std::size_t>(permutation[static_cast<std::size_t>(k)]);
+      const double* row = lanes.data() + TiledSolveFactor::kLaneWidth * static_cast<std::size_t>(k);
+      for (std::size_t c = 0; c < 3; ++c) {
+        ASSERT_EQ(row[c], expected[3 * user + c]) << "row " << k << ", column " << c << (baseline ? ", baseline" : "");
+      }
+      ASSERT_EQ(row[3], 0.0) << "row " << k;
+    }
+  }
+  std::vector<double> no_work_row(TiledSolveFactor::kLaneWidth * static_cast<std::size_t>(n));
+  EXPECT_THROW(tiled.solve_lanes(no_work_row), std::invalid_argument);
+  EXPECT_THROW(TiledSolveFactor().solve_lanes(no_work_row), std::logic_error);
+  EXPECT_TRUE(TiledSolveFactor().permutation().empty());
+}
+
 // The tiled copy holds no more values than Factor's blocks on a matrix with wide supernodes
 // (it drops the square blocks' upper triangles and pads at most 7 rows per panel).
 TEST(SolveMultipleRhsTiled, StoresNoMoreThanTheFactor) {
