@@ -1,9 +1,8 @@
 #pragma once
 // An allocator whose arrays start on a 64-byte cache line. For arrays read and written in
-// 32-byte rows (fem/node_blocks, the lane layout of factor::TiledSolveFactor::solve_lanes):
-// malloc's 16-byte alignment splits every other row across two cache lines, and a split store
-// costs two and is not forwarded to the next load of the row (measured on the 3.7K-tet
-// armadillo: its volume-constraint sweep took 35% longer with unaligned rows).
+// 32-byte rows (the lane layout of factor::TiledSolveFactor::solve_lanes, which the
+// operator-splitting step's element pass scatters into): with malloc's 16-byte alignment every
+// other row straddles two cache lines, and a split load or store costs two accesses.
 #include <cstddef>
 #include <new>
 #include <vector>
