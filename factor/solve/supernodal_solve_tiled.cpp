@@ -393,6 +393,15 @@ void run_substitutions(const Layout<Stored>& l, InterleavedRhs y, double* z, std
   substitute_baseline(l, y, z, ld);
 }
 
+/// True when the four-lane AVX2 kernels (substitute_lanes) can run.
+bool lane_kernels_available() {
+#if CHOLSIM_SOLVE_AVX2
+  return use_avx2_kernels();
+#else
+  return false;
+#endif
+}
+
 }  // namespace
 
 TiledSolveFactor::TiledSolveFactor(const Factor& factor, Precision precision) : precision_(precision) {
@@ -463,11 +472,7 @@ template <typename Entry>
 void TiledSolveFactor::solve_entries(Index count, Entry&& entry) {
   if (n_ == 0) return;
   const auto perm = symbolic_->permutation();
-#if CHOLSIM_SOLVE_AVX2
-  const bool in_lanes = count <= 4 && use_avx2_kernels();
-#else
-  constexpr bool in_lanes = false;
-#endif
+  const bool in_lanes = count <= static_cast<Index>(kLaneWidth) && lane_kernels_available();
   // In lanes: four doubles a row (zeros past `count`) and the dummy row n, which
   // substitute_lanes clears.
   const Index stride = in_lanes ? 4 : count;
@@ -524,9 +529,6 @@ void TiledSolveFactor::solve_interleaved(std::span<double> rhs, Index count) {
   solve_entries(count, [&rhs, count](Index i, Index c) -> double& { return rhs[at(i) * at(count) + at(c)]; });
 }
 
-}  // namespace cholsim::factor
-
-namespace cholsim::factor {
 
 void TiledSolveFactor::solve_lanes(std::span<double> lanes) {
   if (!symbolic_) throw std::logic_error("TiledSolveFactor::solve_lanes: no factor (default-constructed)");
@@ -536,12 +538,7 @@ void TiledSolveFactor::solve_lanes(std::span<double> lanes) {
                                 " rows and one work row)");
   }
   if (n_ == 0) return;
-#if CHOLSIM_SOLVE_AVX2
-  const bool in_lanes = use_avx2_kernels();
-#else
-  constexpr bool in_lanes = false;
-#endif
-  substitute(lanes.data(), static_cast<Index>(kLaneWidth), in_lanes);
+  substitute(lanes.data(), static_cast<Index>(kLaneWidth), lane_kernels_available());
 }
 
 std::span<const Index> TiledSolveFactor::permutation() const {

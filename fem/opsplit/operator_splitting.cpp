@@ -52,8 +52,6 @@ void check_options(const OperatorSplittingOptions& options, Index nodes) {
 
 }  // namespace
 
-static_assert(kRightHandSideStride == factor::TiledSolveFactor::kLaneWidth, "the element pass writes the solve's rows");
-
 struct OperatorSplittingSimulation::State {
   // Copies of a simulation share the body, the matrix, its factor and the element and
   // constraint data (OperatorSplittingSimulation's copy constructor); the rest is their own.
@@ -191,7 +189,9 @@ OperatorSplittingSimulation::OperatorSplittingSimulation(ElasticBody body, Opera
   s.solve_row.assign(at(nodes), -1);
   if (s.solver) {
     const auto permutation = s.solver->permutation();
-    for (std::size_t k = 0; k < permutation.size(); ++k) s.solve_row[at(s.system_nodes[at(permutation[k])])] = static_cast<Index>(k);
+    for (std::size_t k = 0; k < permutation.size(); ++k) {
+      s.solve_row[at(s.system_nodes[at(permutation[k])])] = static_cast<Index>(k);
+    }
   }
   s.element_pass = OpsplitElementPass(*s.body, s.solve_row, free, dt);
   s.lanes.assign(kRightHandSideStride * (at(free) + 1), 0.0);

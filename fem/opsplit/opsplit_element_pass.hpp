@@ -17,6 +17,7 @@
 #include <span>
 #include <vector>
 
+#include "factor/solve/supernodal_solve_tiled.hpp"
 #include "fem/elements/elastic_body.hpp"
 #include "linalg/polar_decomposition_batch.hpp"
 
@@ -24,7 +25,7 @@ namespace cholsim::fem {
 
 /// Values per right-hand-side row (x, y, z and a 0): the layout factor::TiledSolveFactor::
 /// solve_lanes solves in place, so that the step copies nothing into or out of the solve.
-inline constexpr std::size_t kRightHandSideStride = 4;
+inline constexpr std::size_t kRightHandSideStride = factor::TiledSolveFactor::kLaneWidth;
 
 /// 2μV_tΔt² of element t (Algorithm 1 line 5: K's diagonal), for time step Δt.
 inline double stretch_weight(const ElasticBody& body, Index element, double time_step) {
