@@ -53,19 +53,25 @@ void check_options(const OperatorSplittingOptions& options, Index nodes) {
 }  // namespace
 
 struct OperatorSplittingSimulation::State {
-  // Copies of a simulation share the body, the matrix, its factor and the element and
-  // constraint data (OperatorSplittingSimulation's copy constructor); the rest is their own.
+  /// Which nodes move and how the systems number them: set by the fixed nodes, never changed.
+  struct NodeNumbering {
+    std::vector<unsigned char> movable;
+    std::vector<double> inverse_masses;  ///< 0 for fixed nodes
+    std::vector<Index> system_nodes;     ///< system row → node
+    std::vector<Index> system_row;       ///< node → system row, −1 when fixed
+    std::vector<Index> solve_row;        ///< node → row of the factor's permuted system, −1 when fixed
+  };
+
+  // Copies of a simulation share the body, the node numbering, the matrix, its factor and the
+  // element and constraint data (OperatorSplittingSimulation's copy constructor); the rest is
+  // their own.
   std::shared_ptr<const ElasticBody> body;
+  std::shared_ptr<const NodeNumbering> numbering;
   OperatorSplittingOptions options;
   double time = 0.0;
   std::vector<double> positions, velocities;
   std::vector<double> predicted;  ///< x̃ of Algorithm 2 line 2
   std::vector<double> previous;   ///< x(t), for the velocity update (line 16)
-  std::vector<unsigned char> movable;
-  std::vector<double> inverse_masses;  ///< 0 for fixed nodes
-  std::vector<Index> system_nodes;     ///< system row → node
-  std::vector<Index> system_row;       ///< node → system row, −1 when fixed
-  std::vector<Index> solve_row;        ///< node → row of the factor's permuted system, −1 when fixed
   std::shared_ptr<const linalg::SymmetricCscMatrix> matrix;
   /// L of M + DᵀKD in the layout for repeated solves; the Factor it was copied from is not kept.
   /// Not const (its work arrays): copies must not step at the same time.
@@ -87,6 +93,8 @@ struct OperatorSplittingSimulation::State {
 
 void OperatorSplittingSimulation::State::assemble_and_factor() {
   const auto start = Clock::now();
+  const auto& system_nodes = numbering->system_nodes;
+  const auto& system_row = numbering->system_row;
   const Index free = static_cast<Index>(system_nodes.size());
   linalg::Triplets triplets;
   triplets.reserve(16 * at(element_count()) + at(free));
@@ -138,6 +146,7 @@ void OperatorSplittingSimulation::State::predict() {
   // Algorithm 2 line 2: x̃ = x + vΔt + gΔt² (the external force is gravity, f/m = g).
   const double dt = options.time_step;
   const std::array<double, 3> g = {options.gravity.x, options.gravity.y, options.gravity.z};
+  const auto& movable = numbering->movable;
   previous = positions;
   for (std::size_t v = 0; v < movable.size(); ++v) {
     for (std::size_t c = 0; c < 3; ++c) {
@@ -149,6 +158,7 @@ void OperatorSplittingSimulation::State::predict() {
 
 void OperatorSplittingSimulation::State::apply_solution() {
   positions = predicted;  // fixed nodes: x̃ = x, Δx = 0 (eq. 12 remark)
+  const auto& solve_row = numbering->solve_row;
   for (std::size_t v = 0; v < solve_row.size(); ++v) {
     if (solve_row[v] < 0) continue;
     const double* dx = lanes.data() + kRightHandSideStride * at(solve_row[v]);
@@ -168,34 +178,37 @@ OperatorSplittingSimulation::OperatorSplittingSimulation(ElasticBody body, Opera
   s.velocities.assign(s.positions.size(), 0.0);
   s.predicted = s.positions;
   s.previous = s.positions;
-  s.movable.assign(at(nodes), 1);
-  for (Index v : s.options.fixed_nodes) s.movable[at(v)] = 0;
-  s.inverse_masses.resize(at(nodes));
-  s.system_row.assign(at(nodes), -1);
+  auto numbering = std::make_shared<State::NodeNumbering>();
+  State::NodeNumbering& n = *numbering;
+  n.movable.assign(at(nodes), 1);
+  for (Index v : s.options.fixed_nodes) n.movable[at(v)] = 0;
+  n.inverse_masses.resize(at(nodes));
+  n.system_row.assign(at(nodes), -1);
   for (Index v = 0; v < nodes; ++v) {
-    s.inverse_masses[at(v)] = s.movable[at(v)] != 0 ? 1.0 / s.body->node_masses[at(v)] : 0.0;
-    if (s.movable[at(v)] == 0) continue;
-    s.system_row[at(v)] = static_cast<Index>(s.system_nodes.size());
-    s.system_nodes.push_back(v);
+    n.inverse_masses[at(v)] = n.movable[at(v)] != 0 ? 1.0 / s.body->node_masses[at(v)] : 0.0;
+    if (n.movable[at(v)] == 0) continue;
+    n.system_row[at(v)] = static_cast<Index>(n.system_nodes.size());
+    n.system_nodes.push_back(v);
   }
+  s.numbering = numbering;
 
   const double dt = s.options.time_step;
-  const auto free = static_cast<Index>(s.system_nodes.size());
+  const auto free = static_cast<Index>(n.system_nodes.size());
   s.setup.free_nodes = free;
   s.setup.fixed_nodes = nodes - free;
   s.setup.elements = elements;
   s.assemble_and_factor();
   // The element pass writes each node's force to its row of the permuted system.
-  s.solve_row.assign(at(nodes), -1);
+  n.solve_row.assign(at(nodes), -1);
   if (s.solver) {
     const auto permutation = s.solver->permutation();
     for (std::size_t k = 0; k < permutation.size(); ++k) {
-      s.solve_row[at(s.system_nodes[at(permutation[k])])] = static_cast<Index>(k);
+      n.solve_row[at(n.system_nodes[at(permutation[k])])] = static_cast<Index>(k);
     }
   }
-  s.element_pass = OpsplitElementPass(*s.body, s.solve_row, free, dt);
+  s.element_pass = OpsplitElementPass(*s.body, n.solve_row, free, dt);
   s.lanes.assign(kRightHandSideStride * (at(free) + 1), 0.0);
-  s.volume = VolumeConstraints(*s.body, dt, s.inverse_masses);
+  s.volume = VolumeConstraints(*s.body, dt, n.inverse_masses);
 }
 
 OperatorSplittingSimulation::OperatorSplittingSimulation(const OperatorSplittingSimulation& other)
@@ -218,7 +231,7 @@ OperatorSplittingStepStatistics OperatorSplittingSimulation::step() {
   pass.apd.tolerance = s.options.rotation_tolerance;
   pass.apd.max_iterations = s.options.rotation_max_iterations;
   pass.threads = s.options.threads;
-  const auto free_rows = kRightHandSideStride * s.system_nodes.size();
+  const auto free_rows = kRightHandSideStride * s.numbering->system_nodes.size();
   const linalg::ApdBatchStats apd = s.element_pass.run(s.predicted, std::span(s.lanes).first(free_rows), pass);
   stats.rotation_iterations = apd.vector_iterations;
   stats.rotation_fallbacks = apd.scalar_fallbacks;
@@ -237,7 +250,7 @@ OperatorSplittingStepStatistics OperatorSplittingSimulation::step() {
 
   phase = Clock::now();
   s.time += s.options.time_step;
-  stats.collision_nodes = project_out_of_obstacles(s.options.obstacles, s.time, s.movable, s.positions);
+  stats.collision_nodes = project_out_of_obstacles(s.options.obstacles, s.time, s.numbering->movable, s.positions);
   stats.timings.collisions = seconds_since(phase);
 
   // Algorithm 2 line 16.
@@ -262,8 +275,9 @@ void OperatorSplittingSimulation::set_state(std::span<const double> positions, s
   }
   s.positions.assign(positions.begin(), positions.end());
   s.velocities.assign(velocities.begin(), velocities.end());
-  for (std::size_t v = 0; v < s.movable.size(); ++v) {
-    if (s.movable[v] == 0) std::fill_n(s.velocities.begin() + static_cast<std::ptrdiff_t>(3 * v), 3, 0.0);
+  const auto& movable = s.numbering->movable;
+  for (std::size_t v = 0; v < movable.size(); ++v) {
+    if (movable[v] == 0) std::fill_n(s.velocities.begin() + static_cast<std::ptrdiff_t>(3 * v), 3, 0.0);
   }
 }
 
@@ -285,7 +299,7 @@ std::vector<Quaternion> OperatorSplittingSimulation::element_rotations() const {
 }
 
 const linalg::SymmetricCscMatrix& OperatorSplittingSimulation::system_matrix() const { return *state_->matrix; }
-std::span<const Index> OperatorSplittingSimulation::system_nodes() const { return state_->system_nodes; }
+std::span<const Index> OperatorSplittingSimulation::system_nodes() const { return state_->numbering->system_nodes; }
 const OperatorSplittingSetup& OperatorSplittingSimulation::setup() const { return state_->setup; }
 const ElasticBody& OperatorSplittingSimulation::body() const { return *state_->body; }
 const OperatorSplittingOptions& OperatorSplittingSimulation::options() const { return state_->options; }

@@ -96,8 +96,9 @@ class OperatorSplittingSimulation {
   /// has mass, which validated meshes exclude).
   OperatorSplittingSimulation(ElasticBody body, OperatorSplittingOptions options);
   /// Another body of the same scene: the copy starts in `other`'s state and shares its setup —
-  /// the body, the matrix and its factor, the element and constraint data — so that a copy costs
-  /// its positions, velocities and rotations only, and all copies step with one L in the cache.
+  /// the body, the node numbering, the matrix and its factor, the element and constraint data —
+  /// so that a copy costs its state only (positions, velocities, rotations, multipliers and the
+  /// step's work arrays), and all copies step with one L in the cache.
   /// The shared factor's solve keeps work arrays: copies must not step at the same time.
   OperatorSplittingSimulation(const OperatorSplittingSimulation& other);
   OperatorSplittingSimulation& operator=(const OperatorSplittingSimulation&) = delete;
