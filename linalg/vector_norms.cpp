@@ -1,0 +1,29 @@
+#include "linalg/vector_norms.hpp"
+
+#include <cmath>
+#include <limits>
+
+namespace cholsim::linalg {
+
+double norm2(std::span<const double> v) {
+  double largest = 0.0;
+  for (double value : v) {
+    if (std::isnan(value)) return std::numeric_limits<double>::quiet_NaN();
+    largest = std::max(largest, std::abs(value));
+  }
+  if (largest == 0.0 || std::isinf(largest)) return largest;
+  double scaled_sum = 0.0;
+  for (double value : v) {
+    const double scaled = value / largest;
+    scaled_sum += scaled * scaled;
+  }
+  return largest * std::sqrt(scaled_sum);
+}
+
+double relative_norm2(std::span<const double> r, std::span<const double> b) {
+  const double b_norm = norm2(b);
+  const double r_norm = norm2(r);
+  return b_norm > 0.0 ? r_norm / b_norm : r_norm;
+}
+
+}  // namespace cholsim::linalg

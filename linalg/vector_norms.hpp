@@ -1,0 +1,19 @@
+#pragma once
+// Vector norms that neither overflow nor underflow where the norm itself is representable.
+//
+// A plain Σ v_i² overflows to +Inf once |v_i| ≳ 1.3e154 and underflows to 0 once |v_i| ≲
+// 1.5e-154, so a residual of a matrix scaled by 1e300 printed -nan (Inf/Inf) although the
+// solve was exact (issue 23, D4). Scaling by the largest magnitude first, as LAPACK's dnrm2
+// does, keeps every squared term in [0, 1].
+#include <span>
+
+namespace cholsim::linalg {
+
+/// ‖v‖₂, computed as max|v_i| · sqrt(Σ (v_i / max|v_i|)²). NaN if any entry is NaN; +Inf if
+/// an entry is infinite.
+[[nodiscard]] double norm2(std::span<const double> v);
+
+/// ‖r‖₂ / ‖b‖₂, or ‖r‖₂ when b = 0 (an absolute residual is the only meaningful figure then).
+[[nodiscard]] double relative_norm2(std::span<const double> r, std::span<const double> b);
+
+}  // namespace cholsim::linalg
