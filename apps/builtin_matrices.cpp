@@ -63,6 +63,23 @@ linalg::Index dofs_per_node(const BuiltinMatrixSpec& spec) {
   return spec.kind == BuiltinKind::elasticity ? 3 : 1;
 }
 
+std::int64_t predicted_matrix_bytes(const BuiltinMatrixSpec& spec) {
+  const std::int64_t nx = spec.nx;
+  const std::int64_t ny = spec.ny;
+  const std::int64_t nz = spec.nz;
+  std::int64_t columns = 0;
+  std::int64_t entries = 0;
+  if (spec.kind == BuiltinKind::elasticity) {
+    columns = 3 * (nx + 1) * (ny + 1) * (nz + 1);
+    entries = 23 * columns;
+  } else {
+    columns = nx * ny * nz;
+    entries = columns + (nx - 1) * ny * nz + nx * (ny - 1) * nz + nx * ny * (nz - 1);
+  }
+  constexpr std::int64_t bytes_per_entry = sizeof(linalg::Index) + sizeof(double);
+  return static_cast<std::int64_t>(sizeof(linalg::Offset)) * (columns + 1) + bytes_per_entry * entries;
+}
+
 linalg::SymmetricCscMatrix build_builtin_matrix(const BuiltinMatrixSpec& spec) {
   switch (spec.kind) {
     case BuiltinKind::elasticity:

@@ -38,6 +38,12 @@ std::string to_string(const BuiltinMatrixSpec& spec);
 /// DOFs per mesh node of the builtin's unknowns: 3 for elasticity, 1 for the Laplacian.
 linalg::Index dofs_per_node(const BuiltinMatrixSpec& spec);
 
+/// Bytes of the matrix the spec builds (lower storage: column pointers, row indices, values),
+/// predicted before building it so that memory admission can refuse an impossible size.
+/// Exact for the Laplacian; for elasticity from 23 stored entries per DOF, the interior value
+/// of the tet box (its boundary nodes have fewer).
+std::int64_t predicted_matrix_bytes(const BuiltinMatrixSpec& spec);
+
 /// Builds the matrix (lower storage, values). Throws std::invalid_argument when the
 /// generator rejects the size (e.g. an Index overflow).
 linalg::SymmetricCscMatrix build_builtin_matrix(const BuiltinMatrixSpec& spec);

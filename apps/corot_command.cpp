@@ -6,7 +6,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <fstream>
 #include <iostream>
 #include <limits>
 #include <memory>
@@ -19,11 +18,15 @@
 #include "fem/corotational/corotational_simulation.hpp"
 #include "fem/elements/corotational_element.hpp"
 #include "fem/elements/elastic_body.hpp"
+#include "fem/health/simulation_health.hpp"
 #include "fem/mesh/mesh_io.hpp"
 #include "fem/mesh/tet_mesh.hpp"
 #include "fem/mesh/tetgen.hpp"
+#include "interrupt_signals.hpp"
 #include "mesh_source.hpp"
+#include "output_folder.hpp"
 #include "report.hpp"
+#include "run_monitor.hpp"
 #include "timing.hpp"
 #include "vtk_series_writer.hpp"
 
@@ -52,6 +55,7 @@ struct CorotCommandOptions {
   std::string out = "corot-out";
   int threads = 0;
   bool json = false;
+  RunEndOptions run_end;
 };
 
 /// Defaults, then the scene file, then every flag given on the command line.
@@ -70,6 +74,7 @@ CorotScene resolve_scene(const CorotCommandOptions& flags, const CLI::App& comma
   if (given("--resolution")) scene.mesh.resolution = flags.mesh.resolution;
   if (given("--scale")) scene.mesh.scale = flags.mesh.scale;
   if (given("--tetgen-switches")) scene.mesh.tetgen_switches = flags.mesh.tetgen_switches;
+  scene.mesh.max_memory = flags.mesh.max_memory;
   if (given("--method")) scene.method = parse_method(flags.method, "--method");
   if (given("--tau")) scene.tau = flags.tau;
   if (given("--budget")) parse_budget(flags.budget, "--budget", scene);
@@ -84,19 +89,6 @@ CorotScene resolve_scene(const CorotCommandOptions& flags, const CLI::App& comma
   if (given("--drop-height")) scene.drop_height = flags.drop_height;
   if (given("--implicit-contact")) scene.implicit_contact = true;
   return scene;
-}
-
-/// Writes `text` to a temporary name beside `path` and renames it into place.
-void write_file_atomically(const std::filesystem::path& path, const std::string& text) {
-  std::filesystem::path temporary = path;
-  temporary += ".partial";
-  {
-    std::ofstream out(temporary);
-    out << text;
-    out.close();
-    if (!out) throw std::runtime_error("cannot write " + temporary.string());
-  }
-  std::filesystem::rename(temporary, path);
 }
 
 /// The Table II rows (seed 000 §5.2), in the order of the paper, with their CSV/JSON keys.
@@ -120,7 +112,7 @@ constexpr TimingRow timing_rows[] = {
 /// The per-frame CSV, rewritten after every frame like the .pvd so a stopped run keeps it.
 class TimingTable {
  public:
-  explicit TimingTable(std::filesystem::path path) : path_(std::move(path)) {
+  explicit TimingTable(OutputFolder& folder) : folder_(&folder) {
     text_ << "frame,time_s";
     for (const TimingRow& row : timing_rows) text_ << ',' << row.key;
     text_ << ",frame_total_s,updated_elements,updated_supernodes,recomputed_flop_fraction,cg_iterations,"
@@ -133,13 +125,14 @@ class TimingTable {
     text_ << ',' << frame_seconds << ',' << step.updated_elements << ',' << step.updated_supernodes << ','
           << step.recomputed_flop_fraction << ',' << step.cg_iterations << ',' << step.max_element_error << ','
           << step.damped_elements << ',' << step.contact_nodes << '\n';
-    write_file_atomically(path_, text_.str());
+    folder_->write(file_name, text_.str());
   }
 
-  [[nodiscard]] const std::filesystem::path& path() const { return path_; }
+  [[nodiscard]] std::filesystem::path path() const { return folder_->path() / file_name; }
 
  private:
-  std::filesystem::path path_;
+  static constexpr const char* file_name = "timings.csv";
+  OutputFolder* folder_;
   std::ostringstream text_;
 };
 
@@ -193,8 +186,33 @@ std::int64_t first_non_finite(std::span<const double> values) {
   return bad == values.end() ? -1 : static_cast<std::int64_t>(bad - values.begin());
 }
 
-/// Writes the simulation's current state as the next frame of the series.
-void write_state(VtuSeriesWriter& writer, const fem::CorotationalSimulation& simulation,
+/// One frame's steps; SimulationFailure when they fail or leave a non-finite state. The scene
+/// was validated when the simulation was set up, so whatever a step throws (a factorization
+/// that is not positive definite, a non-finite new velocity) is the numerics failing: exit 3,
+/// not bad input.
+fem::StepStatistics step_frame(fem::CorotationalSimulation& simulation, int steps_per_frame) {
+  fem::StepStatistics step;
+  try {
+    step = simulation.step();
+    for (int more = 1; more < steps_per_frame; ++more) step += simulation.step();
+  } catch (const std::runtime_error& error) {
+    throw SimulationFailure(error.what());
+  } catch (const std::invalid_argument& error) {
+    throw SimulationFailure(error.what());
+  }
+  for (const auto state : {simulation.positions(), simulation.velocities()}) {
+    if (const std::int64_t bad = first_non_finite(state); bad >= 0) {
+      throw SimulationFailure("the state became non-finite at node " + std::to_string(bad / 3) +
+                              "; the step is unstable for this scene (try a smaller --dt, a softer --youngs or "
+                              "--method exact)");
+    }
+  }
+  return step;
+}
+
+/// Writes the simulation's current state as the next frame of the series; false when the
+/// frame would pass the output folder's byte limit (nothing written).
+bool write_state(VtuSeriesWriter& writer, const fem::CorotationalSimulation& simulation,
                  std::vector<double>& displacement, std::vector<double>& updated) {
   const std::span<const double> positions = simulation.positions();
   const std::vector<double>& rest = simulation.body().rest.positions;
@@ -205,7 +223,7 @@ void write_state(VtuSeriesWriter& writer, const fem::CorotationalSimulation& sim
   const VtkField cell_fields[] = {{"stale_error", 1, simulation.element_errors()},
                                    {"badness", 1, simulation.element_badness()},
                                    {"updated", 1, updated}};
-  writer.write_frame(simulation.time(), positions, simulation.body().rest.tets, point_fields, cell_fields);
+  return writer.write_frame(simulation.time(), positions, simulation.body().rest.tets, point_fields, cell_fields);
 }
 
 void add_mesh_section(Report& report, const LoadedMesh& loaded) {
@@ -318,7 +336,10 @@ void add_timing_section(Report& report, const RunTotals& totals, const fem::Fact
 }
 
 int run_corot(const CorotCommandOptions& flags, const CLI::App& command) {
+  // From the start, so that a stop requested during a long setup still ends cleanly.
+  const InterruptSignals signals;
   const CorotScene scene = resolve_scene(flags, command);
+  const std::uint64_t byte_limit = parse_byte_size(flags.run_end.max_output, "--max-output");
   LoadedMesh loaded = load_mesh(scene.mesh, progress);
   if (!loaded.tetgen_command.empty()) progress("ran: " + loaded.tetgen_command);
   for (const std::string& warning : loaded.check.warnings) progress("warning: " + warning);
@@ -327,6 +348,8 @@ int run_corot(const CorotCommandOptions& flags, const CLI::App& command) {
   const Clock::time_point setup_start = Clock::now();
   progress("setting up " + method_name(scene.method) + " on " + format_count(loaded.check.tet_count) + " tets...");
   fem::ElasticBody body = make_scene_body(loaded.mesh, scene, loaded.source);
+  // Before the factorization: a run that could not save anything fails at once.
+  OutputFolder folder(flags.out, byte_limit);
   const fem::CorotationalOptions options = simulation_options(scene, loaded.is_thin_sheet, flags.threads);
   fem::CorotationalSimulation simulation =
       simulate([&] { return fem::CorotationalSimulation(std::move(body), options); });
@@ -338,27 +361,31 @@ int run_corot(const CorotCommandOptions& flags, const CLI::App& command) {
   }
   const double setup_seconds = seconds_since(setup_start);
 
-  VtuSeriesWriter writer(flags.out, "corot");
-  TimingTable table(writer.directory() / "timings.csv");
+  VtuSeriesWriter writer(folder, "corot");
+  TimingTable table(folder);
+  RunMonitor monitor("cholsim corot", flags.run_end, signals,
+                     fem::SimulationHealth(simulation.body(), options.gravity, options.obstacles,
+                                           simulation.velocities()));
   std::vector<double> displacement(simulation.positions().size());
   std::vector<double> updated(static_cast<std::size_t>(simulation.body().element_count()));
-  write_state(writer, simulation, displacement, updated);
+  if (!write_state(writer, simulation, displacement, updated)) monitor.stop_at_output_limit(byte_limit, 0);
 
   RunTotals totals;
-  for (int frame = 1; frame <= scene.frames; ++frame) {
+  for (int frame = 1; frame <= scene.frames && monitor.keep_going(); ++frame) {
     const Clock::time_point frame_start = Clock::now();
-    fem::StepStatistics step = simulate([&] { return simulation.step(); });
-    for (int more = 1; more < scene.steps_per_frame; ++more) step += simulate([&] { return simulation.step(); });
-    for (const auto state : {simulation.positions(), simulation.velocities()}) {
-      if (const std::int64_t bad = first_non_finite(state); bad >= 0) {
-        std::cerr << "cholsim corot: error: the state became non-finite in frame " << frame << " at node " << bad / 3
-                  << "; the step is unstable for this scene (try a smaller --dt, a softer --youngs or "
-                     "--method exact)\n";
-        return exit_numerical;
-      }
+    fem::StepStatistics step;
+    try {
+      step = step_frame(simulation, scene.steps_per_frame);
+    } catch (const SimulationFailure& error) {
+      monitor.stop_on_failure(frame, error.what());
+      break;
     }
+    monitor.check({frame, simulation.time(), simulation.positions(), simulation.velocities(), step.cg_converged});
     const Clock::time_point output_start = Clock::now();
-    write_state(writer, simulation, displacement, updated);
+    if (!write_state(writer, simulation, displacement, updated)) {
+      monitor.stop_at_output_limit(byte_limit, writer.frames_written());
+      break;
+    }
     const double output_seconds = seconds_since(output_start);
     const double frame_seconds = seconds_since(frame_start);
     table.add(frame, simulation.time(), step, frame_seconds);
@@ -377,16 +404,17 @@ int run_corot(const CorotCommandOptions& flags, const CLI::App& command) {
   report.add_text("pvd", "collection", writer.pvd_path().string());
   report.add_count("vtu_files", "frames written", writer.frames_written());
   report.add_text("timings_csv", "per-frame timings", table.path().string());
-  const std::filesystem::path summary = writer.directory() / "summary.json";
+  const std::filesystem::path summary = folder.path() / "summary.json";
   report.add_text("summary_json", "summary", summary.string());
-  write_file_atomically(summary, report.to_json().dump(2) + "\n");
+  monitor.add_section(report);
+  folder.write(summary.filename().string(), report.to_json().dump(2) + "\n");
 
   if (flags.json) {
     std::cout << report.to_json().dump(2) << std::endl;
   } else {
     report.print_text(std::cout);
   }
-  return exit_success;
+  return monitor.exit_code();
 }
 
 int run_corot_command(const CorotCommandOptions& flags, const CLI::App& command) {
@@ -406,6 +434,8 @@ int run_corot_command(const CorotCommandOptions& flags, const CLI::App& command)
     // tetgen rejects surfaces that are open, self-intersecting or non-manifold.
     return fail(error.what(), exit_bad_input);
   } catch (const SceneError& error) {
+    return fail(error.what(), exit_bad_input);
+  } catch (const OutputError& error) {
     return fail(error.what(), exit_bad_input);
   } catch (const std::invalid_argument& error) {
     // The library rejects an impossible material or option with context.
@@ -430,8 +460,9 @@ void add_corot_command(CLI::App& app, CommandAction& action) {
       "120 frames of 1/60 s. Flags override --scene FILE.json (keys: see apps/corot_scene.hpp).\n"
       "Output in --out: corot.pvd + corot_NNNN.vtu (frame 0 = initial state; point data velocity,\n"
       "displacement; cell data stale_error, badness, updated), timings.csv, summary.json.\n"
-      "Exit codes: 0 ok, 2 bad input (file:line reported), 3 the simulation failed numerically\n"
-      "(non-finite state, or a factorization that is not positive definite).");
+      "Exit codes: 0 ok, 2 bad input (file:line reported) or unwritable output, 3 the simulation failed\n"
+      "numerically (non-finite state, or a factorization that is not positive definite).\n" +
+      run_end_help());
 
   command->add_option("--scene", flags->scene_file, "JSON scene file (mesh, material, method, obstacles, ...)")
       ->check(CLI::ExistingFile);
@@ -467,6 +498,7 @@ void add_corot_command(CLI::App& app, CommandAction& action) {
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
   command->add_flag("--json", flags->json, "Write the summary as one JSON object to stdout");
+  add_run_end_options(*command, flags->run_end);
 
   command->callback([flags, command, &action] {
     action = [flags, command] { return run_corot_command(*flags, *command); };

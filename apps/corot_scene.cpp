@@ -42,6 +42,11 @@ class SceneObject {
     if (value <= 0.0) fail(key, "must be positive");
     return value;
   }
+  double non_negative(const std::string& key) {
+    const double value = number(key);
+    if (value < 0.0) fail(key, "must not be negative");
+    return value;
+  }
   int positive_integer(const std::string& key) {
     const json& value = take(key);
     if (!value.is_number_integer() || value.get<std::int64_t>() <= 0 ||
@@ -95,7 +100,9 @@ class SceneObject {
  private:
   const json& take(const std::string& key) {
     taken_.insert(key);
-    return object_.at(key);
+    const auto found = object_.find(key);
+    if (found == object_.end()) fail(key, "is missing; it is required here");
+    return *found;
   }
   [[nodiscard]] std::string qualified(const std::string& key) const {
     return path_.empty() ? key : path_ + "." + key;
@@ -125,9 +132,13 @@ fem::Obstacle read_obstacle(SceneObject obstacle) {
     fem::MovingBox piston;
     piston.start_center = obstacle.vector("center");
     piston.half_extents = obstacle.vector("half_extents");
+    if (!(piston.half_extents.x > 0.0 && piston.half_extents.y > 0.0 && piston.half_extents.z > 0.0)) {
+      obstacle.fail("half_extents", "must be positive in every coordinate");
+    }
     if (obstacle.has("velocity")) piston.velocity = obstacle.vector("velocity");
-    if (obstacle.has("start_time")) piston.start_time = obstacle.number("start_time");
+    if (obstacle.has("start_time")) piston.start_time = obstacle.non_negative("start_time");
     if (obstacle.has("stop_time")) piston.stop_time = obstacle.number("stop_time");
+    if (piston.stop_time < piston.start_time) obstacle.fail("stop_time", "must not come before start_time");
     if (obstacle.has("return_time")) {
       piston.return_time = obstacle.number("return_time");
       if (piston.return_time < piston.stop_time) obstacle.fail("return_time", "must not come before stop_time");
@@ -143,7 +154,13 @@ fem::Obstacle read_obstacle(SceneObject obstacle) {
 MaterialOverrides read_material(SceneObject material) {
   MaterialOverrides overrides;
   if (material.has("youngs")) overrides.youngs_modulus = material.positive("youngs");
-  if (material.has("poisson")) overrides.poisson_ratio = material.number("poisson");
+  if (material.has("poisson")) {
+    overrides.poisson_ratio = material.number("poisson");
+    // Outside (-1, 0.5) the Lamé parameters are infinite or the energy is not convex.
+    if (!(*overrides.poisson_ratio > -1.0 && *overrides.poisson_ratio < 0.5)) {
+      material.fail("poisson", "must lie in (-1, 0.5)");
+    }
+  }
   if (material.has("density")) overrides.density = material.positive("density");
   material.finish();
   return overrides;
@@ -219,6 +236,37 @@ std::size_t line_of(const std::string& text, std::size_t byte) {
   return 1 + static_cast<std::size_t>(std::count(text.begin(), end, '\n'));
 }
 
+/// The document builder json::parse uses, keeping where parsing failed: json::parse throws a
+/// number too large for a double (1e309) as an out_of_range error that carries no position,
+/// which used to escape as a raw library message without the file. The parser hands every
+/// error, with its byte offset, to parse_error here instead.
+class PositionedDocumentBuilder : public nlohmann::detail::json_sax_dom_parser<json> {
+ public:
+  explicit PositionedDocumentBuilder(json& document) : json_sax_dom_parser(document, false) {}
+
+  template <typename Exception>
+  bool parse_error(std::size_t byte, const std::string& token, const Exception& error) {
+    error_byte = byte;
+    error_text = error.id == 406 ? "the number " + token + " is outside the range of a double"
+                                 : std::string("not valid JSON (") + error.what() + ")";
+    return false;
+  }
+
+  std::size_t error_byte = 0;
+  std::string error_text;
+};
+
+json parse_scene_text(const std::string& file, const std::string& text) {
+  json document;
+  PositionedDocumentBuilder builder(document);
+  if (!json::sax_parse(text, &builder)) {
+    // Trailing bytes after the last character count as the line of that character.
+    const std::size_t byte = builder.error_byte > 0 ? builder.error_byte - 1 : 0;
+    throw SceneError(file + ":" + std::to_string(line_of(text, byte)) + ": " + builder.error_text);
+  }
+  return document;
+}
+
 }  // namespace
 
 void read_scene_file(const std::filesystem::path& path, CorotScene& scene) {
@@ -226,22 +274,15 @@ void read_scene_file(const std::filesystem::path& path, CorotScene& scene) {
   std::ifstream in(path);
   if (!in) throw SceneError(file + ": cannot open the scene file");
   const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  json document;
-  try {
-    document = json::parse(text);
-  } catch (const json::parse_error& error) {
-    // Trailing bytes after the last character count as the line of that character.
-    const std::size_t byte = error.byte > 0 ? error.byte - 1 : 0;
-    throw SceneError(file + ":" + std::to_string(line_of(text, byte)) + ": not valid JSON (" + error.what() + ")");
-  }
-
+  const json document = parse_scene_text(file, text);
   SceneObject root(document, file, "");
   read_mesh_keys(root, path.parent_path(), scene);
   if (root.has("material")) scene.material = read_material(root.object("material")).applied_to(scene.material);
   if (root.has("rayleigh")) {
     SceneObject rayleigh = root.object("rayleigh");
-    if (rayleigh.has("alpha")) scene.rayleigh_alpha = rayleigh.number("alpha");
-    if (rayleigh.has("beta")) scene.rayleigh_beta = rayleigh.number("beta");
+    // Negative damping coefficients would feed energy into the body.
+    if (rayleigh.has("alpha")) scene.rayleigh_alpha = rayleigh.non_negative("alpha");
+    if (rayleigh.has("beta")) scene.rayleigh_beta = rayleigh.non_negative("beta");
     rayleigh.finish();
   }
   read_method_keys(root, file, scene);
@@ -250,8 +291,8 @@ void read_scene_file(const std::filesystem::path& path, CorotScene& scene) {
   if (root.has("steps_per_frame")) scene.steps_per_frame = root.positive_integer("steps_per_frame");
   if (root.has("drop_height")) scene.drop_height = root.number("drop_height");
   if (root.has("ground")) scene.ground = root.boolean("ground");
-  if (root.has("friction")) scene.friction = root.number("friction");
-  if (root.has("contact_stiffness")) scene.contact_stiffness = root.number("contact_stiffness");
+  if (root.has("friction")) scene.friction = root.non_negative("friction");
+  if (root.has("contact_stiffness")) scene.contact_stiffness = root.non_negative("contact_stiffness");
   if (root.has("implicit_contact")) scene.implicit_contact = root.boolean("implicit_contact");
   if (root.has("initial_velocity")) scene.initial_velocity = root.vector("initial_velocity");
   if (root.has("obstacles")) {

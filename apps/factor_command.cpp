@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <filesystem>
 #include <iostream>
 #include <memory>
 #include <new>
@@ -16,10 +17,15 @@
 #include "builtin_matrices.hpp"
 #include "factor/analysis/symbolic.hpp"
 #include "factor/numeric/cholesky_factor.hpp"
+#include "factor/numeric/memory_estimate.hpp"
 #include "factor_derivative_report.hpp"
 #include "factor_schur.hpp"
 #include "linalg/csc_matrix.hpp"
 #include "linalg/matrix_market.hpp"
+#include "linalg/vector_norms.hpp"
+#include "memory_admission.hpp"
+#include "output_folder.hpp"
+#include "plots/factor_plots.hpp"
 #include "refactor_experiment.hpp"
 #include "report.hpp"
 #include "timing.hpp"
@@ -42,12 +48,74 @@ struct LoadedMatrix {
   std::optional<BuiltinMatrixSpec> elasticity;  ///< the spec of an elasticity builtin
 };
 
-LoadedMatrix load_matrix(const FactorCommandOptions& options) {
+// Memory admission (memory_admission.hpp): what each step is about to allocate.
+
+std::int64_t matrix_bytes(const linalg::SymmetricCscMatrix& a) {
+  return static_cast<std::int64_t>(sizeof(linalg::Offset)) * (a.size() + 1) +
+         static_cast<std::int64_t>(sizeof(Index) + sizeof(double)) * a.nnz_lower();
+}
+
+/// The reader holds the file's text, then builds the lower CSC form through coordinate
+/// triplets (row, column, value: 16 bytes) and the CSC arrays (12 bytes an entry).
+std::int64_t predicted_reading_bytes(const std::string& path, const linalg::MatrixMarketHeader& header) {
+  std::error_code ignored;
+  const auto file_bytes = static_cast<std::int64_t>(std::filesystem::file_size(path, ignored));
+  return std::max<std::int64_t>(file_bytes, 0) + static_cast<std::int64_t>(sizeof(linalg::Offset)) * (header.cols + 1) +
+         28 * header.entries;
+}
+
+/// The analysis' peak beyond the matrix: 180 bytes a row and 24 a stored entry bound what was
+/// measured on 2-D and 3-D Laplacians and chains of 10^6–4·10^6 rows (138–259 bytes a row;
+/// CHOLMOD's cholmod_analyze took 154–323 on the same matrices, docs/benchmarks.md).
+std::int64_t predicted_analysis_bytes(const linalg::SymmetricCscMatrix& a) {
+  return 180 * static_cast<std::int64_t>(a.size()) + 24 * a.nnz_lower();
+}
+
+/// The factorizations this command will run: the main one (with retained blocks for
+/// --refactor-fraction), and for --derivative a second one holding L and L̇ with their blocks.
+/// A Schur experiment analyses and factors again, about the main factorization's size.
+MemoryNeed factorization_need(const linalg::SymmetricCscMatrix& a, const factor::Symbolic& symbolic,
+                              const factor::FactorOptions& factor_options, const FactorCommandOptions& options) {
+  const factor::MemoryEstimate estimate = factor::estimate_factor_memory(symbolic, factor_options);
+  MemoryNeed need{"the factorization",
+                  {{"matrix", matrix_bytes(a)},
+                   {"analysis", estimate.symbolic_bytes},
+                   {"L", estimate.factor_bytes},
+                   {"update blocks", estimate.peak_update_bytes},
+                   {"bookkeeping", estimate.bookkeeping_bytes}}};
+  const std::int64_t one_more = estimate.factor_bytes + estimate.peak_update_bytes;
+  if (options.derivative || !options.derivative_file.empty()) need.items.emplace_back("L and L-dot", 2 * one_more);
+  if (options.schur_fraction > 0.0 || !options.schur_set_file.empty()) {
+    need.items.emplace_back("partial factorization", estimate.symbolic_bytes + one_more);
+  }
+  return need;
+}
+
+/// What admission predicted next to what the process used, so that the prediction can be
+/// judged on every run (the peak resident memory also counts the libraries and the solves).
+void add_memory_report(Report& report, const MemoryNeed& need, const MemoryLimit& limit) {
+  report.section("memory");
+  for (const auto& [item, bytes] : need.items) {
+    std::string key = "predicted_" + item + "_bytes";
+    std::replace(key.begin(), key.end(), ' ', '_');
+    report.add_bytes(key, "predicted " + item, bytes);
+  }
+  report.add_bytes("predicted_memory_bytes", "predicted in all", need.total());
+  report.add_bytes("peak_resident_bytes", "peak resident memory", peak_resident_bytes());
+  report.add_text("memory_limit", "limit", limit.origin);
+}
+
+LoadedMatrix load_matrix(const FactorCommandOptions& options, const MemoryLimit& limit) {
   LoadedMatrix loaded;
   const Clock::time_point start = Clock::now();
   if (!options.file.empty()) {
     loaded.source = options.file;
     progress("reading " + options.file + "...");
+    // The header alone can rule out an SPD matrix; checking it first keeps a file that
+    // announces n = 10^8 with one entry from costing O(n) memory before the error.
+    const linalg::MatrixMarketHeader header = linalg::read_matrix_market_info(options.file);
+    linalg::require_header_allows_spd(options.file, header);
+    admit({"reading " + options.file, {{"reading", predicted_reading_bytes(options.file, header)}}}, limit);
     loaded.matrix = linalg::read_symmetric_matrix_market(options.file);
   } else {
     const BuiltinMatrixSpec spec = parse_builtin_spec(
@@ -55,6 +123,7 @@ LoadedMatrix load_matrix(const FactorCommandOptions& options) {
     loaded.source = to_string(spec);
     loaded.default_dofs_per_node = dofs_per_node(spec);
     if (spec.kind == BuiltinKind::elasticity) loaded.elasticity = spec;
+    admit({"building " + loaded.source, {{"matrix", predicted_matrix_bytes(spec)}}}, limit);
     progress("building " + loaded.source + "...");
     loaded.matrix = build_builtin_matrix(spec);
   }
@@ -71,12 +140,6 @@ std::int64_t full_nnz(const linalg::SymmetricCscMatrix& a) {
     if (first < lower.col_ptr[column + 1] && lower.row_idx[first] == column) ++diagonal;
   }
   return 2 * lower.nnz() - diagonal;
-}
-
-double norm2(std::span<const double> v) {
-  double sum = 0.0;
-  for (double value : v) sum += value * value;
-  return std::sqrt(sum);
 }
 
 struct SolveOutcome {
@@ -111,8 +174,7 @@ SolveOutcome timed_solves(const factor::Factor& factor, const linalg::SymmetricC
   std::vector<double> residual(n);
   linalg::symmetric_multiply(a, x, residual);
   for (std::size_t i = 0; i < n; ++i) residual[i] = b[i] - residual[i];
-  const double b_norm = norm2(b);
-  outcome.residual = b_norm > 0.0 ? norm2(residual) / b_norm : norm2(residual);
+  outcome.residual = linalg::relative_norm2(residual, b);
   for (double value : x) outcome.max_error = std::max(outcome.max_error, std::abs(value - 1.0));
   return outcome;
 }
@@ -175,6 +237,13 @@ Report build_report(const FactorCommandOptions& options, const LoadedMatrix& loa
 
   report.section("analysis");
   report.add_text("ordering", "ordering", options.ordering);
+  report.add_text("ordering_used", "ordering used", std::string(factor::to_string(analysis.ordering_used)));
+  if (analysis.minimum_degree_flops > 0.0) {
+    report.add_real("amd_flops_predicted", "amd predicted flops", analysis.minimum_degree_flops);
+  }
+  if (analysis.nested_dissection_flops > 0.0) {
+    report.add_real("metis_flops_predicted", "metis predicted flops", analysis.nested_dissection_flops);
+  }
   report.add_count("dofs_per_node", "dofs per node", dofs);
   report.add_count("nnz_L", "nnz(L)", analysis.nnz_l);
   report.add_count("nnz_L_exact", "nnz(L) exact", analysis.nnz_l_exact);
@@ -218,8 +287,9 @@ Report build_report(const FactorCommandOptions& options, const LoadedMatrix& loa
 }
 
 /// The --refactor-fraction experiment, appended to `report`; false when it failed (reported).
+/// With `plots`, also draws which supernodes were recomputed.
 bool run_refactor(factor::Factor& factor, const LoadedMatrix& loaded, double full_seconds,
-                  const FactorCommandOptions& options, Report& report) {
+                  const FactorCommandOptions& options, Report& report, plots::PlotDirectory* plots) {
   progress("refactorizing " + std::string(options.refactor_shape) + " of fraction " +
            format_fixed(options.refactor_fraction, 4) + "...");
   const RefactorExperimentOptions experiment{options.refactor_fraction, options.refactor_shape,
@@ -237,11 +307,19 @@ bool run_refactor(factor::Factor& factor, const LoadedMatrix& loaded, double ful
               << outcome->max_relative_difference << " (relative), more than " << tolerance << '\n';
     return false;
   }
+  if (plots) {
+    const std::string change = format_fixed(100.0 * options.refactor_fraction, 1) + " % of the " + outcome->unit +
+                               " changed, " + options.refactor_shape + " shape";
+    plots::write_refactor_plot(*plots, factor.symbolic(), outcome->recomputed, loaded.source, change);
+  }
   return true;
 }
 
-int run_factor(const FactorCommandOptions& options) {
-  const LoadedMatrix loaded = load_matrix(options);
+int run_factor(const FactorCommandOptions& options, const MemoryLimit& limit) {
+  // Created first, so that a folder that cannot be written is reported before any work.
+  std::optional<plots::PlotDirectory> plots;
+  if (!options.plot_dir.empty()) plots.emplace(options.plot_dir);
+  const LoadedMatrix loaded = load_matrix(options, limit);
   const Index dofs = options.dofs_per_node > 0 ? options.dofs_per_node : loaded.default_dofs_per_node;
   if (loaded.matrix.size() % dofs != 0) {
     std::cerr << "cholsim factor: error: --dofs-per-node " << dofs << " does not divide n = "
@@ -249,6 +327,8 @@ int run_factor(const FactorCommandOptions& options) {
     return exit_bad_input;
   }
 
+  admit({"the analysis", {{"matrix", matrix_bytes(loaded.matrix)}, {"analysis", predicted_analysis_bytes(loaded.matrix)}}},
+        limit);
   progress("analyzing (" + options.ordering + ", n = " + format_count(loaded.matrix.size()) + ")...");
   factor::AnalyzeOptions analyze_options;
   analyze_options.ordering = factor::parse_ordering_method(options.ordering);
@@ -259,6 +339,8 @@ int run_factor(const FactorCommandOptions& options) {
   factor::FactorOptions factor_options;
   factor_options.threads = options.threads;
   factor_options.retain_update_blocks = options.refactor_fraction > 0.0;
+  const MemoryNeed need = factorization_need(loaded.matrix, *symbolic, factor_options, options);
+  admit(need, limit);
   std::vector<double> factor_seconds;
   for (int run = 1; run <= options.repeat; ++run) {
     progress("factorizing " + std::to_string(run) + "/" + std::to_string(options.repeat) + "...");
@@ -268,9 +350,18 @@ int run_factor(const FactorCommandOptions& options) {
   }
 
   const SolveOutcome solves = timed_solves(factor, loaded.matrix, options);
+  if (plots) {
+    progress("writing plots to " + plots->path().string() + "...");
+    const plots::RunUpdatePeaks peaks{factor.stats().peak_update_bytes,
+                                      factor::estimate_factor_memory(*symbolic, factor_options).peak_update_bytes,
+                                      factor.stats().threads, factor.retains_update_blocks()};
+    plots::write_factor_plots(*plots, loaded.matrix, *symbolic, peaks, loaded.source);
+  }
   Report report = build_report(options, loaded, dofs, symbolic->stats(), factor_seconds,
                                factor.stats(), solves);
-  if (options.refactor_fraction > 0.0 && !run_refactor(factor, loaded, median(factor_seconds), options, report)) {
+  add_memory_report(report, need, limit);
+  if (options.refactor_fraction > 0.0 && !run_refactor(factor, loaded, median(factor_seconds), options, report,
+                                                       plots ? &*plots : nullptr)) {
     return exit_numerical;
   }
   const SchurCommandOptions schur{options.schur_fraction, options.schur_set_file, options.schur_device};
@@ -293,6 +384,7 @@ int run_factor(const FactorCommandOptions& options) {
     }
     if (!status.ok()) return report_factor_failure(status);
   }
+  if (plots) plots->write_index("cholsim factor " + loaded.source);
   if (options.json) {
     std::cout << report.to_json().dump(2) << std::endl;
   } else {
@@ -317,8 +409,12 @@ void add_factor_command(CLI::App& app, CommandAction& action) {
   command->add_option("--builtin", options->builtin,
                       "Generated matrix: elasticity:NX,NY,NZ (3 DOF per node) or laplacian:NX,NY,NZ")
       ->excludes(file);
-  command->add_option("--ordering", options->ordering, "Fill-reducing ordering")
-      ->check(CLI::IsMember({"metis", "natural"}))
+  command->add_option("--ordering", options->ordering,
+                      "Fill-reducing ordering; auto: amd, or metis where amd's predicted flops are high "
+                      "(flops/nnz(L) >= " + std::to_string(static_cast<int>(factor::kMetisTrialFlopsPerEntry)) +
+                          " and nnz(L)/nnz(A) >= " + std::to_string(static_cast<int>(factor::kMetisTrialFillRatio)) +
+                          ") and metis's are lower")
+      ->check(CLI::IsMember({"auto", "amd", "metis", "natural"}))
       ->capture_default_str();
   command->add_option("--dofs-per-node", options->dofs_per_node,
                       "DOFs per mesh node for the ordering (default: 3 for elasticity builtins, else 1)")
@@ -357,26 +453,38 @@ void add_factor_command(CLI::App& app, CommandAction& action) {
                     "A(i,j)·cos(π(i+j)/n); report time, ratio, identity residual, finite-difference errors");
   command->add_option("--derivative-file", options->derivative_file,
                       "Like --derivative with Ȧ read from FILE (Matrix Market, the pattern of A)");
+  add_max_memory_option(*command, options->max_memory);
+  command->add_option("--plot", options->plot_dir,
+                      "Write SVG pictures to DIR (created if needed): spy plots of P·A·Pᵀ and L, the assembly tree, "
+                      "flops and memory per tree level, the update-block stack, with --refactor-fraction the "
+                      "recomputed supernodes; open DIR/index.html in a browser");
 
   command->callback([options, &action] { action = [options] { return run_factor_command(*options); }; });
 }
 
 int run_factor_command(const FactorCommandOptions& options) {
+  MemoryLimit limit;
   try {
-    return run_factor(options);
+    limit = resolve_memory_limit(options.max_memory);
+    return run_factor(options, limit);
   } catch (const linalg::MatrixMarketError& error) {
     std::cerr << "cholsim factor: error: " << error.what() << '\n';
     return exit_bad_input;
   } catch (const BuiltinSpecError& error) {
     std::cerr << "cholsim factor: error: " << error.what() << '\n';
     return exit_bad_input;
+  } catch (const OutputError& error) {
+    // --plot DIR cannot be created or written.
+    std::cerr << "cholsim factor: error: " << error.what() << '\n';
+    return exit_bad_input;
   } catch (const std::invalid_argument& error) {
-    // The library rejects a malformed matrix or an impossible option with context.
+    // The library rejects a malformed matrix or an impossible option with context; memory
+    // admission refuses a request above --max-memory (MemoryLimitExceeded).
     std::cerr << "cholsim factor: error: " << error.what() << '\n';
     return exit_bad_input;
   } catch (const std::bad_alloc&) {
-    std::cerr << "cholsim factor: error: out of memory\n";
-    return exit_failure;
+    std::cerr << "cholsim factor: error: " << out_of_memory_message(limit) << '\n';
+    return exit_bad_input;
   } catch (const std::exception& error) {
     std::cerr << "cholsim factor: error: " << error.what() << '\n';
     return exit_failure;

@@ -2,10 +2,11 @@
 // `cholsim factor`: analyze, factorize and solve one SPD matrix and report what each phase did.
 //
 //   cholsim factor [FILE.mtx | --builtin elasticity:NX,NY,NZ | laplacian:NX,NY,NZ]
-//                  [--ordering metis|natural] [--dofs-per-node K] [--threads T]
+//                  [--ordering auto|amd|metis|natural] [--dofs-per-node K] [--threads T]
 //                  [--repeat R] [--json] [--refine]
 //                  [--refactor-fraction F [--refactor-shape ball|scattered]]
 //                  [--schur-fraction F | --schur-set FILE] [--schur-device cpu|gpu]
+//                  [--plot DIR] [--max-memory SIZE]
 //
 // Without an input it factors the default builtin elasticity:32,32,32 (107,811 DOF).
 #include <string>
@@ -21,7 +22,7 @@ namespace cholsim::apps {
 struct FactorCommandOptions {
   std::string file;             ///< Matrix Market file; empty → builtin
   std::string builtin;          ///< builtin spec; empty and no file → default_builtin
-  std::string ordering = "metis";
+  std::string ordering = "auto";  ///< auto | amd | metis | natural (fill_reducing_ordering)
   int dofs_per_node = 0;        ///< 0 → 3 for elasticity builtins, else 1
   int threads = 0;              ///< 0 → all hardware threads
   int repeat = 3;               ///< factorizations and solves timed; medians are reported
@@ -34,6 +35,8 @@ struct FactorCommandOptions {
   std::string schur_device = "cpu"; ///< where the dense Schur system is refactored and solved
   bool derivative = false;          ///< also compute L̇ (factor_derivative_report.hpp)
   std::string derivative_file;      ///< Ȧ from this file (implies derivative)
+  std::string max_memory;           ///< --max-memory; empty = the available memory (memory_admission.hpp)
+  std::string plot_dir;             ///< non-empty: write SVG pictures and index.html here (plots/factor_plots.hpp)
 
   static constexpr const char* default_builtin = "elasticity:32,32,32";
 };

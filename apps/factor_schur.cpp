@@ -11,6 +11,7 @@
 #include "factor/schur/schur_complement.hpp"
 #include "factor/schur/schur_ordering.hpp"
 #include "factor/schur/schur_system.hpp"
+#include "linalg/vector_norms.hpp"
 #include "timing.hpp"
 
 namespace cholsim::apps {
@@ -18,13 +19,6 @@ namespace {
 
 using linalg::Index;
 
-
-
-double norm2(std::span<const double> v) {
-  double sum = 0.0;
-  for (double value : v) sum += value * value;
-  return std::sqrt(sum);
-}
 
 // ΔS of one inner iteration: a penalty spring on every fifth Schur unknown (seed 004 §4.4:
 // about a fifth of the collision-prone nodes in contact), W's columns unit vectors, C the
@@ -149,8 +143,7 @@ SchurOutcome add_schur_report(Report& report, const linalg::SymmetricCscMatrix& 
     residual[u] += springs.stiffness[q] * x[u];
   }
   for (Index i = 0; i < n; ++i) residual[i] = b[i] - residual[i];
-  const double b_norm = norm2(b);
-  const double relative_residual = b_norm > 0.0 ? norm2(residual) / b_norm : norm2(residual);
+  const double relative_residual = linalg::relative_norm2(residual, b);
 
   const factor::AnalyzeStats& stats = symbolic->stats();
   report.section("Schur complement (seed 004; median of " + std::to_string(repeat) + ")");

@@ -8,6 +8,7 @@
 #include "fem/mesh/mesh_io.hpp"
 #include "fem/mesh/procedural_meshes.hpp"
 #include "fem/mesh/tetgen.hpp"
+#include "memory_admission.hpp"
 #include "timing.hpp"
 
 namespace cholsim::apps {
@@ -73,6 +74,38 @@ std::string bundled_model_path(const std::string& file_name) {
                           " was not found (set CHOLSIM_DATA_DIR to the folder holding data/meshes, or use --mesh)");
   }
   return path;
+}
+
+// Cells of the structured grid a procedural shape is cut from (each cell gives at most six
+// tets), from the same resolutions make_builtin uses; 0 for shapes read from files.
+std::int64_t predicted_builtin_cells(const std::string& name, const MeshSourceOptions& options) {
+  const auto cube = [](std::int64_t a, std::int64_t b, std::int64_t c) { return a * b * c; };
+  if (name == "box") {
+    const std::int64_t cells = resolution_or(options, 8);
+    return cube(cells, std::max<std::int64_t>(1, cells / 2), std::max<std::int64_t>(1, cells / 2));
+  }
+  if (name == "sphere") {
+    const std::int64_t cells = resolution_or(options, 10) + 1;
+    return cube(cells, cells, cells);
+  }
+  if (name == "torus") {
+    const std::int64_t cells = resolution_or(options, 24);
+    const std::int64_t across = std::max<std::int64_t>(3, cells / 6);
+    return cube(cells, across, across);
+  }
+  if (name == "sheet") {
+    const std::int64_t cells = resolution_or(options, 16);
+    return cube(cells, cells, 1);
+  }
+  return 0;
+}
+
+void admit_builtin(const std::string& name, const MeshSourceOptions& options) {
+  const std::int64_t tets = 6 * predicted_builtin_cells(name, options);
+  admit({"simulating the builtin " + name + " (up to " + std::to_string(tets) + " tets)",
+         {{"at least " + std::to_string(options.simulation_bytes_per_tet) + " bytes a tet",
+           tets * options.simulation_bytes_per_tet}}},
+        resolve_memory_limit(options.max_memory));
 }
 
 fem::TetMesh make_builtin(const std::string& name, const MeshSourceOptions& options, LoadedMesh& loaded,
@@ -150,6 +183,7 @@ void add_mesh_source_options(CLI::App& command, MeshSourceOptions& options) {
   command.add_option("--tetgen-switches", options.tetgen_switches,
                      "tetgen switches for surface meshes, without the dash")
       ->capture_default_str();
+  add_max_memory_option(command, options.max_memory);
 }
 
 LoadedMesh load_mesh(const MeshSourceOptions& options, const std::function<void(const std::string&)>& progress) {
@@ -170,7 +204,9 @@ LoadedMesh load_mesh(const MeshSourceOptions& options, const std::function<void(
     }
     if (options.scale != 1.0) scale_positions(mesh.positions, options.scale);
   } else {
-    mesh = make_builtin(options.builtin.empty() ? default_builtin(options) : options.builtin, options, loaded, progress);
+    const std::string builtin = options.builtin.empty() ? default_builtin(options) : options.builtin;
+    admit_builtin(builtin, options);
+    mesh = make_builtin(builtin, options, loaded, progress);
   }
 
   // Nodes no tet references would get no mass and make the system singular.

@@ -10,7 +10,8 @@
 //                     can be loaded, else the box;
 //   --resolution N    cells along the longest side of the procedural shapes;
 //   --scale S         multiplies the coordinates of a --mesh file (e.g. 0.001 for mm);
-//   --tetgen-switches tetgen's switches for surfaces (default pYq2).
+//   --tetgen-switches tetgen's switches for surfaces (default pYq2);
+//   --max-memory SIZE refuses a procedural shape too large to simulate (memory_admission.hpp).
 // Coordinates are metres with y up; the commands place the mesh in their scene.
 //
 // Usage in a command:
@@ -45,6 +46,14 @@ struct MeshSourceOptions {
   /// The shape used without --mesh or --builtin, when it can be loaded here (else the box):
   /// `cholsim corot` drops the bunny (seed 000), `cholsim opsplit` hangs the armadillo (seed 003).
   std::string default_model = "bunny";
+  /// --max-memory (memory_admission.hpp): a procedural shape whose simulation is predicted to
+  /// need more is refused before it is generated. Empty = the available memory.
+  std::string max_memory;
+  /// Bytes the command's simulation holds per tet beyond the process's start-up footprint,
+  /// measured (peak resident memory over tets) on a box of 96,000 tets; fill makes larger meshes
+  /// need more per tet, so admission with it refuses only what surely cannot fit. The default
+  /// is `cholsim corot`'s (factored implicit system, retained update blocks).
+  std::int64_t simulation_bytes_per_tet = 9'600;
 };
 
 /// The builtin shapes, in metres, resting with their lowest point at y = 0, centred in x and z:

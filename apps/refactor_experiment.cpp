@@ -84,8 +84,9 @@ std::optional<RefactorOutcome> run_refactor_experiment(factor::Factor& factor, c
   outcome.changed = change.count;
   outcome.total = change.total;
   outcome.full_seconds = full_seconds;
-  outcome.predicted_seconds = factor::update_cost(factor::supernode_parents(symbolic), factor.cost_model().costs(),
-                                                  factor.supernodes_to_recompute(change.entries));
+  outcome.recomputed = factor.supernodes_to_recompute(change.entries);
+  outcome.predicted_seconds =
+      factor::update_cost(factor::supernode_parents(symbolic), factor.cost_model().costs(), outcome.recomputed);
   const factor::FactorOptions factor_options{.threads = options.threads};
   for (int run = 1; run <= options.repeat; ++run) {
     // Back to A between timed runs, so every run makes the same change.

@@ -30,6 +30,7 @@ struct RefactorOutcome {
   double predicted_seconds = 0.0;     ///< the cost model's prediction (summed task times)
   double recomputed_flop_fraction = 0.0;
   linalg::Index recomputed_supernodes = 0;
+  std::vector<char> recomputed;       ///< recomputed[s]: supernode s was recomputed (for --plot)
   std::int64_t retained_bytes = 0;
   std::int64_t factor_bytes = 0;
   double max_relative_difference = 0.0;  ///< max |L − L_fresh| / max |L_fresh|

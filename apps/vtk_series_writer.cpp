@@ -2,11 +2,9 @@
 
 #include <charconv>
 #include <cmath>
-#include <fstream>
 #include <iomanip>
 #include <sstream>
 #include <stdexcept>
-#include <system_error>
 
 #include <vtkCellArray.h>
 #include <vtkCellData.h>
@@ -18,6 +16,8 @@
 #include <vtkSmartPointer.h>
 #include <vtkUnstructuredGrid.h>
 #include <vtkXMLUnstructuredGridWriter.h>
+
+#include "xml_text.hpp"
 
 namespace cholsim::apps {
 namespace {
@@ -99,38 +99,6 @@ vtkSmartPointer<vtkUnstructuredGrid> build_grid(std::span<const double> position
   return grid;
 }
 
-/// The temporary name a file is written under before it is renamed into place: same folder
-/// (so the rename is atomic on POSIX), a name ParaView's file dialog does not list as data.
-std::filesystem::path temporary_path(const std::filesystem::path& path) {
-  std::filesystem::path temporary = path;
-  temporary += ".partial";
-  return temporary;
-}
-
-void rename_into_place(const std::filesystem::path& temporary, const std::filesystem::path& path) {
-  std::error_code error;
-  std::filesystem::rename(temporary, path, error);
-  if (error) {
-    std::filesystem::remove(temporary, error);
-    throw std::runtime_error("VtuSeriesWriter: cannot rename " + temporary.string() + " to " + path.string() +
-                             ": " + error.message());
-  }
-}
-
-std::string xml_attribute_escaped(const std::string& text) {
-  std::string escaped;
-  for (char c : text) {
-    switch (c) {
-      case '&': escaped += "&amp;"; break;
-      case '<': escaped += "&lt;"; break;
-      case '>': escaped += "&gt;"; break;
-      case '"': escaped += "&quot;"; break;
-      default: escaped += c;
-    }
-  }
-  return escaped;
-}
-
 /// Shortest text that reads back as exactly `value`, so the .pvd times round-trip.
 std::string shortest_decimal(double value) {
   char buffer[32];
@@ -146,22 +114,16 @@ std::string frame_file_name(const std::string& basename, std::size_t frame) {
 
 }  // namespace
 
-VtuSeriesWriter::VtuSeriesWriter(std::filesystem::path directory, std::string basename)
-    : directory_(std::move(directory)), basename_(std::move(basename)) {
+VtuSeriesWriter::VtuSeriesWriter(OutputFolder& folder, std::string basename)
+    : folder_(&folder), basename_(std::move(basename)) {
   if (basename_.empty() || basename_.find('/') != std::string::npos) {
     throw std::invalid_argument("VtuSeriesWriter: basename '" + basename_ + "' must be a non-empty file name");
   }
-  std::error_code error;
-  std::filesystem::create_directories(directory_, error);
-  if (error || !std::filesystem::is_directory(directory_)) {
-    throw std::runtime_error("VtuSeriesWriter: cannot create the output folder " + directory_.string() +
-                             (error ? ": " + error.message() : ": a file of that name exists"));
-  }
 }
 
-std::filesystem::path VtuSeriesWriter::pvd_path() const { return directory_ / (basename_ + ".pvd"); }
+std::filesystem::path VtuSeriesWriter::pvd_path() const { return directory() / (basename_ + ".pvd"); }
 
-void VtuSeriesWriter::write_frame(double time, std::span<const double> positions, std::span<const Index> tets,
+bool VtuSeriesWriter::write_frame(double time, std::span<const double> positions, std::span<const Index> tets,
                                   std::span<const VtkField> point_fields, std::span<const VtkField> cell_fields) {
   if (!std::isfinite(time)) throw std::invalid_argument("VtuSeriesWriter: the frame time is not finite");
   if (!frames_.empty() && time < frames_.back().time) {
@@ -183,10 +145,10 @@ void VtuSeriesWriter::write_frame(double time, std::span<const double> positions
   for (const VtkField& field : cell_fields) grid->GetCellData()->AddArray(to_vtk_array(field));
 
   const std::string file_name = frame_file_name(basename_, frames_.size());
-  const std::filesystem::path path = directory_ / file_name;
-  const std::filesystem::path temporary = temporary_path(path);
   auto writer = vtkSmartPointer<vtkXMLUnstructuredGridWriter>::New();
-  writer->SetFileName(temporary.string().c_str());
+  // Encoded in memory first: the frame's size is known before anything reaches the disk
+  // (for the byte limit), and every file takes OutputFolder's one path to the disk.
+  writer->WriteToOutputStringOn();
   writer->SetInputData(grid);
   // Raw (not base64) appended binary with zlib: the smallest files ParaView reads fastest.
   writer->SetDataModeToAppended();
@@ -194,38 +156,38 @@ void VtuSeriesWriter::write_frame(double time, std::span<const double> positions
   writer->SetCompressorTypeToZLib();
   writer->SetHeaderTypeToUInt64();
   if (writer->Write() != 1 || writer->GetErrorCode() != 0) {
-    std::error_code ignored;
-    std::filesystem::remove(temporary, ignored);
-    throw std::runtime_error("VtuSeriesWriter: cannot write " + path.string());
+    throw std::runtime_error("VtuSeriesWriter: VTK cannot encode frame " + file_name);
   }
-  rename_into_place(temporary, path);
+  const std::string frame_bytes = writer->GetOutputString();
 
-  frames_.push_back({time, file_name});
-  write_collection();
+  std::vector<Frame> frames = frames_;
+  frames.push_back({time, file_name});
+  const std::string collection = collection_text(frames);
+  const std::string collection_name = basename_ + ".pvd";
+  if (!folder_->fits({{file_name, frame_bytes.size()}, {collection_name, collection.size()}})) return false;
+  folder_->write(file_name, frame_bytes);
+  try {
+    folder_->write(collection_name, collection);
+  } catch (const OutputError&) {
+    folder_->remove(file_name);  // a frame no collection lists is clutter
+    throw;
+  }
+  frames_ = std::move(frames);
+  return true;
 }
 
-void VtuSeriesWriter::write_collection() const {
-  const std::filesystem::path path = pvd_path();
-  const std::filesystem::path temporary = temporary_path(path);
-  {
-    std::ofstream out(temporary);
-    out << "<?xml version=\"1.0\"?>\n"
-           "<VTKFile type=\"Collection\" version=\"0.1\" byte_order=\"LittleEndian\">\n"
-           "  <Collection>\n";
-    for (const Frame& frame : frames_) {
-      out << "    <DataSet timestep=\"" << shortest_decimal(frame.time) << "\" group=\"\" part=\"0\" file=\""
-          << xml_attribute_escaped(frame.file_name) << "\"/>\n";
-    }
-    out << "  </Collection>\n"
-           "</VTKFile>\n";
-    out.close();
-    if (!out) {
-      std::error_code ignored;
-      std::filesystem::remove(temporary, ignored);
-      throw std::runtime_error("VtuSeriesWriter: cannot write " + path.string());
-    }
+std::string VtuSeriesWriter::collection_text(const std::vector<Frame>& frames) {
+  std::ostringstream out;
+  out << "<?xml version=\"1.0\"?>\n"
+         "<VTKFile type=\"Collection\" version=\"0.1\" byte_order=\"LittleEndian\">\n"
+         "  <Collection>\n";
+  for (const Frame& frame : frames) {
+    out << "    <DataSet timestep=\"" << shortest_decimal(frame.time) << "\" group=\"\" part=\"0\" file=\""
+        << xml_escaped(frame.file_name) << "\"/>\n";
   }
-  rename_into_place(temporary, path);
+  out << "  </Collection>\n"
+         "</VTKFile>\n";
+  return out.str();
 }
 
 }  // namespace cholsim::apps

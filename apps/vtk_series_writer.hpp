@@ -1,15 +1,16 @@
 #pragma once
 // Writes a simulation as one VTK XML unstructured grid (.vtu) per frame plus a ParaView
 // collection (.pvd) listing them with their times, through the VTK library (binary, zlib
-// compressed). Every file goes to a temporary name in the output folder and is renamed when
-// complete; the .pvd is rewritten after each frame, so a run stopped at any point leaves a
-// collection that opens.
+// compressed). Files go through an OutputFolder (temporary name, renamed when complete,
+// errors named); the .pvd is rewritten after each frame, so a run stopped at any point leaves
+// a collection that opens.
 #include <filesystem>
 #include <span>
 #include <string>
 #include <vector>
 
 #include "linalg/index_types.hpp"
+#include "output_folder.hpp"
 
 namespace cholsim::apps {
 
@@ -23,21 +24,23 @@ struct VtkField {
 
 class VtuSeriesWriter {
  public:
-  /// Creates `directory` if needed; frames are named <basename>_<frame, 4+ digits>.vtu and the
-  /// collection <basename>.pvd. Throws std::runtime_error if the folder cannot be created.
-  VtuSeriesWriter(std::filesystem::path directory, std::string basename);
+  /// Writes into `folder` (which must outlive the writer): frames named
+  /// <basename>_<frame, 4+ digits>.vtu and the collection <basename>.pvd.
+  VtuSeriesWriter(OutputFolder& folder, std::string basename);
 
   /// Writes the next frame: tets (4 node indices each) over `positions` (3 per node) with the
-  /// given point and cell fields, then rewrites the .pvd. Throws std::invalid_argument when a
-  /// field's size does not match, a field has other than 1 or 3 components, a tet names a node
-  /// out of range, a position or field value is not finite, or `time` is not finite or before
-  /// the previous frame's (nothing is written then); std::runtime_error when a file cannot be
-  /// written (naming it).
-  void write_frame(double time, std::span<const double> positions,
-                   std::span<const linalg::Index> tets, std::span<const VtkField> point_fields,
-                   std::span<const VtkField> cell_fields);
+  /// given point and cell fields, then rewrites the .pvd. Returns false, writing nothing, when
+  /// the frame and the longer .pvd would take the folder past its byte limit. Throws
+  /// std::invalid_argument when a field's size does not match, a field has other than 1 or 3
+  /// components, a tet names a node out of range, a position or field value is not finite, or
+  /// `time` is not finite or before the previous frame's (nothing is written then);
+  /// std::runtime_error when VTK cannot encode the frame; OutputError when a file cannot be
+  /// written (naming it; the frames before stay listed in a valid .pvd).
+  [[nodiscard]] bool write_frame(double time, std::span<const double> positions,
+                                 std::span<const linalg::Index> tets, std::span<const VtkField> point_fields,
+                                 std::span<const VtkField> cell_fields);
 
-  [[nodiscard]] const std::filesystem::path& directory() const { return directory_; }
+  [[nodiscard]] const std::filesystem::path& directory() const { return folder_->path(); }
   [[nodiscard]] std::filesystem::path pvd_path() const;
   [[nodiscard]] linalg::Index frames_written() const {
     return static_cast<linalg::Index>(frames_.size());
@@ -48,9 +51,10 @@ class VtuSeriesWriter {
     double time;
     std::string file_name;
   };
-  void write_collection() const;
+  /// The .pvd's text listing `frames`.
+  [[nodiscard]] static std::string collection_text(const std::vector<Frame>& frames);
 
-  std::filesystem::path directory_;
+  OutputFolder* folder_;
   std::string basename_;
   std::vector<Frame> frames_;
 };

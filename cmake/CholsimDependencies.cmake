@@ -31,14 +31,44 @@ if(CHOLSIM_BUILD_BENCHMARKS)
   find_package(benchmark REQUIRED)
 endif()
 
-# CHOLMOD is a reference oracle only: tests/ and bench/ link it, libraries never do.
+# CHOLMOD is a reference oracle only: tests/ and bench/ link it, libraries never do. So is
+# SuiteSparse AMD (amd.h, same package), the reference of factor/analysis/minimum_degree.
 if(CHOLSIM_BUILD_TESTS OR CHOLSIM_BUILD_BENCHMARKS)
   find_path(CHOLMOD_INCLUDE_DIR cholmod.h PATH_SUFFIXES suitesparse REQUIRED)
   find_library(CHOLMOD_LIBRARY cholmod REQUIRED)
+  find_library(SUITESPARSE_AMD_LIBRARY amd REQUIRED)
   find_library(SUITESPARSE_CONFIG_LIBRARY suitesparseconfig REQUIRED)
   add_library(cholsim_cholmod INTERFACE IMPORTED GLOBAL)
   target_include_directories(cholsim_cholmod SYSTEM INTERFACE ${CHOLMOD_INCLUDE_DIR})
-  target_link_libraries(cholsim_cholmod INTERFACE ${CHOLMOD_LIBRARY} ${SUITESPARSE_CONFIG_LIBRARY})
+  target_link_libraries(cholsim_cholmod INTERFACE ${CHOLMOD_LIBRARY} ${SUITESPARSE_AMD_LIBRARY}
+    ${SUITESPARSE_CONFIG_LIBRARY})
+endif()
+
+# MUMPS, sequential build (Debian libmumps-seq-dev), is the second reference peer, like CHOLMOD:
+# tests/ and bench/ only. Its BLAS is the system libblas.so.3 — OpenBLAS here, the same library
+# (and thread count) as ours. The benchmarks need it; the tests skip their MUMPS comparisons
+# without it (CHOLSIM_HAVE_MUMPS undefined).
+if(CHOLSIM_BUILD_TESTS OR CHOLSIM_BUILD_BENCHMARKS)
+  find_path(MUMPS_INCLUDE_DIR dmumps_c.h)
+  find_library(MUMPS_DMUMPS_LIBRARY dmumps_seq)
+  find_library(MUMPS_COMMON_LIBRARY mumps_common_seq)
+  find_library(MUMPS_PORD_LIBRARY pord_seq)
+  find_library(MUMPS_MPISEQ_LIBRARY mpiseq_seq)
+  if(MUMPS_INCLUDE_DIR AND MUMPS_DMUMPS_LIBRARY AND MUMPS_COMMON_LIBRARY AND MUMPS_PORD_LIBRARY
+     AND MUMPS_MPISEQ_LIBRARY)
+    add_library(cholsim_mumps INTERFACE IMPORTED GLOBAL)
+    target_include_directories(cholsim_mumps SYSTEM INTERFACE ${MUMPS_INCLUDE_DIR})
+    target_link_libraries(cholsim_mumps INTERFACE ${MUMPS_DMUMPS_LIBRARY} ${MUMPS_COMMON_LIBRARY}
+      ${MUMPS_PORD_LIBRARY} ${MUMPS_MPISEQ_LIBRARY})
+    target_compile_definitions(cholsim_mumps INTERFACE CHOLSIM_HAVE_MUMPS)
+    message(STATUS "MUMPS (sequential): ${MUMPS_DMUMPS_LIBRARY} — tests and benchmarks compare against it")
+  elseif(CHOLSIM_BUILD_BENCHMARKS)
+    message(FATAL_ERROR "MUMPS (sequential) not found: the benchmarks compare against it. Install "
+      "libmumps-seq-dev (scripts/install-deps.sh) or configure with -DCHOLSIM_BUILD_BENCHMARKS=OFF.")
+  else()
+    message(WARNING "MUMPS (sequential) not found: the tests' MUMPS comparisons will be skipped. "
+      "Install libmumps-seq-dev (scripts/install-deps.sh).")
+  endif()
 endif()
 
 # cuSOLVER / cuBLAS for the GPU Schur system (factor/schur/schur_dense_backend_cusolver.cpp): host

@@ -16,6 +16,12 @@
 // Coordinate entries that repeat a position are summed, as csc_from_triplets does; for a
 // `pattern` file the resulting values are all 1.0 whatever the repetitions.
 //
+// Sizes on the size line are checked before they size anything: rows and columns must fit
+// Index (< 2^31), and the announced entries must fit the bytes after the size line (at least
+// 2 bytes a line), otherwise "the file ends early" at the size line. The CSC result still
+// holds cols + 1 column pointers, a valid sparse matrix may have empty columns; callers that
+// need more (an SPD matrix) check the header first with require_header_allows_spd.
+//
 // Reading loads the whole file into memory and parses it with std::from_chars, so it runs
 // at several hundred MB/s (bench/linalg/bench_matrix_market.cpp measures it); writing goes to a
 // temporary file in the target directory that is renamed over the target when complete.
@@ -59,6 +65,8 @@ struct MatrixMarketHeader {
   /// Entries announced on the size line (coordinate), or values stored (array:
   /// rows·cols for general, n(n+1)/2 for symmetric).
   std::int64_t entries = 0;
+  /// 1-based line of the size line (after the banner and comments), for messages.
+  std::int64_t size_line = 0;
 
   /// False for `pattern` files: the values the readers return are then placeholders (1.0).
   [[nodiscard]] bool has_values() const { return field != MatrixMarketField::pattern; }
@@ -67,6 +75,13 @@ struct MatrixMarketHeader {
 /// Reads only the banner and the size line of `path` (cheap on huge files).
 /// Throws MatrixMarketError for any of the header problems the readers below report.
 MatrixMarketHeader read_matrix_market_info(const std::string& path);
+
+/// Throws MatrixMarketError naming the size line when the header alone rules out a symmetric
+/// positive definite matrix: not square, or fewer stored entries than rows (each of the n
+/// diagonal entries of an SPD matrix is positive, hence stored). Needs only the header, so a
+/// caller about to factor can reject a file announcing n = 10⁸ with one entry before the
+/// readers below allocate the O(n) column pointers of its CSC form.
+void require_header_allows_spd(const std::string& path, const MatrixMarketHeader& header);
 
 /// Reads a coordinate file into a general CSC matrix of the announced size.
 /// `symmetric` files are expanded to both triangles (either stored triangle is accepted).

@@ -15,7 +15,9 @@ packages=(
   libcli11-dev
   nlohmann-json3-dev
   libsuitesparse-dev
+  libmumps-seq-dev
   tetgen
+  clang libclang-rt-14-dev  # libFuzzer + ASan/UBSan runtimes for the reader fuzzers (tests/fuzz)
 )
 
 missing=()

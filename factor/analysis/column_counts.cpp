@@ -1,5 +1,7 @@
 #include "factor/analysis/column_counts.hpp"
 
+#include "factor/analysis/elimination_tree.hpp"
+
 namespace cholsim::factor {
 namespace {
 
@@ -68,6 +70,15 @@ std::vector<Index> column_counts(const linalg::SymmetricCscMatrix& pattern,
     if (parent[j] != -1) delta[parent[j]] += delta[j];
   }
   return delta;
+}
+
+std::vector<Index> ordered_column_counts(const linalg::SymmetricCscMatrix& pattern,
+                                         std::span<const Index> perm) {
+  const linalg::SymmetricCscMatrix pattern_only{
+      linalg::CscMatrix{pattern.size(), pattern.size(), pattern.lower.col_ptr, pattern.lower.row_idx, {}}};
+  const linalg::SymmetricCscMatrix ordered = linalg::permute_symmetric(pattern_only, perm);
+  const std::vector<Index> parent = elimination_tree(ordered);
+  return column_counts(ordered, parent, postorder(parent));
 }
 
 }  // namespace cholsim::factor

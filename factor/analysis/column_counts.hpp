@@ -18,4 +18,9 @@ using linalg::Index;
 std::vector<Index> column_counts(const linalg::SymmetricCscMatrix& pattern,
                                  std::span<const Index> parent, std::span<const Index> post);
 
+/// Column counts of the factor of P·A·Pᵀ (perm[new] = old; counts in the new numbering):
+/// the fill and flops of a candidate ordering without any supernodes (values are ignored).
+std::vector<Index> ordered_column_counts(const linalg::SymmetricCscMatrix& pattern,
+                                         std::span<const Index> perm);
+
 }  // namespace cholsim::factor

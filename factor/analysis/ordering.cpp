@@ -3,24 +3,33 @@
 #include <metis.h>
 
 #include <algorithm>
+#include <cstdint>
+#include <functional>
 #include <numeric>
 #include <stdexcept>
 #include <string>
 
+#include "factor/analysis/column_counts.hpp"
+#include "factor/analysis/minimum_degree.hpp"
+
 namespace cholsim::factor {
 
 OrderingMethod parse_ordering_method(std::string_view name) {
+  if (name == "auto" || name == "automatic") return OrderingMethod::automatic;
+  if (name == "amd" || name == "minimum_degree") return OrderingMethod::minimum_degree;
   if (name == "metis" || name == "nested_dissection" || name == "nd") {
     return OrderingMethod::nested_dissection;
   }
   if (name == "natural") return OrderingMethod::natural;
   if (name == "given") return OrderingMethod::given;
   throw std::invalid_argument("unknown ordering '" + std::string(name) +
-                              "'; expected metis, natural or given");
+                              "'; expected auto, amd, metis, natural or given");
 }
 
 std::string_view to_string(OrderingMethod method) {
   switch (method) {
+    case OrderingMethod::automatic: return "auto";
+    case OrderingMethod::minimum_degree: return "amd";
     case OrderingMethod::nested_dissection: return "metis";
     case OrderingMethod::natural: return "natural";
     case OrderingMethod::given: return "given";
@@ -37,12 +46,14 @@ AdjacencyGraph adjacency_graph(const linalg::SymmetricCscMatrix& pattern, Index 
   }
   const Index vertices = n / dofs_per_node;
   const linalg::CscMatrix& l = pattern.lower;
+  // The scalar graph skips the divisions: they dominated its construction (profiled).
+  const auto node_of = [dofs_per_node](Index dof) { return dofs_per_node == 1 ? dof : dof / dofs_per_node; };
   // Count both directions of every off-diagonal block entry (duplicates removed afterwards).
   std::vector<Index> degree(static_cast<std::size_t>(vertices) + 1, 0);
   for (Index c = 0; c < n; ++c) {
-    const Index vc = c / dofs_per_node;
+    const Index vc = node_of(c);
     for (Offset p = l.col_ptr[c]; p < l.col_ptr[c + 1]; ++p) {
-      const Index vr = l.row_idx[p] / dofs_per_node;
+      const Index vr = node_of(l.row_idx[p]);
       if (vr != vc) {
         ++degree[vr + 1];
         ++degree[vc + 1];
@@ -54,26 +65,33 @@ AdjacencyGraph adjacency_graph(const linalg::SymmetricCscMatrix& pattern, Index 
   std::vector<Index> raw(static_cast<std::size_t>(start[vertices]));
   std::vector<Offset> next(start.begin(), start.end() - 1);
   for (Index c = 0; c < n; ++c) {
-    const Index vc = c / dofs_per_node;
+    const Index vc = node_of(c);
     for (Offset p = l.col_ptr[c]; p < l.col_ptr[c + 1]; ++p) {
-      const Index vr = l.row_idx[p] / dofs_per_node;
+      const Index vr = node_of(l.row_idx[p]);
       if (vr != vc) {
         raw[next[vr]++] = vc;
         raw[next[vc]++] = vr;
       }
     }
   }
+  // Each list sorted and made unique, then compacted in place towards the front.
   AdjacencyGraph graph;
   graph.offsets.assign(static_cast<std::size_t>(vertices) + 1, 0);
-  graph.neighbors.reserve(raw.size());
+  auto out = raw.begin();
   for (Index v = 0; v < vertices; ++v) {
     auto begin = raw.begin() + start[v];
     auto end = raw.begin() + start[v + 1];
-    std::sort(begin, end);
-    end = std::unique(begin, end);
-    graph.neighbors.insert(graph.neighbors.end(), begin, end);
-    graph.offsets[v + 1] = static_cast<Index>(graph.neighbors.size());
+    // Scalar graphs of sorted, duplicate-free columns arrive sorted: lower neighbours in
+    // column order, then the column's own rows. Only compressed nodes need the sort.
+    if (std::adjacent_find(begin, end, std::greater_equal<>()) != end) {
+      std::sort(begin, end);
+      end = std::unique(begin, end);
+    }
+    out = out == begin ? end : std::copy(begin, end, out);
+    graph.offsets[v + 1] = static_cast<Index>(out - raw.begin());
   }
+  raw.erase(out, raw.end());
+  graph.neighbors = std::move(raw);
   return graph;
 }
 
@@ -95,14 +113,78 @@ std::vector<Index> nested_dissection_ordering(const linalg::SymmetricCscMatrix& 
       throw std::runtime_error("METIS_NodeND failed with status " + std::to_string(status));
     }
   }
-  // METIS's perm follows our convention (perm[new] = old); expand nodes to their DOFs.
-  std::vector<Index> perm(static_cast<std::size_t>(pattern.size()));
-  for (Index v = 0; v < vertices; ++v) {
-    for (Index d = 0; d < dofs_per_node; ++d) {
-      perm[v * dofs_per_node + d] = node_perm[v] * dofs_per_node + d;
-    }
+  // METIS's perm follows our convention (perm[new] = old).
+  return expand_node_ordering(node_perm, dofs_per_node);
+}
+
+std::vector<Index> expand_node_ordering(std::span<const Index> node_perm, Index dofs_per_node) {
+  const auto nodes = static_cast<Index>(node_perm.size());
+  std::vector<Index> perm(static_cast<std::size_t>(nodes) * static_cast<std::size_t>(dofs_per_node));
+  for (Index v = 0; v < nodes; ++v) {
+    for (Index d = 0; d < dofs_per_node; ++d) perm[v * dofs_per_node + d] = node_perm[v] * dofs_per_node + d;
   }
   return perm;
+}
+
+namespace {
+
+struct OrderingCost {
+  double flops = 0.0;                // Σⱼ cⱼ²
+  std::int64_t factor_nonzeros = 0;  // Σⱼ cⱼ
+};
+
+OrderingCost predicted_cost(const linalg::SymmetricCscMatrix& pattern, std::span<const Index> perm) {
+  OrderingCost cost;
+  for (const Index count : ordered_column_counts(pattern, perm)) {
+    cost.flops += static_cast<double>(count) * static_cast<double>(count);
+    cost.factor_nonzeros += count;
+  }
+  return cost;
+}
+
+// The automatic rule's test (kMetisTrialFlopsPerEntry in ordering.hpp says why these).
+bool minimum_degree_is_good_enough(const OrderingCost& cost, std::int64_t stored_entries_of_a) {
+  const double lnz = static_cast<double>(cost.factor_nonzeros);
+  return cost.flops < kMetisTrialFlopsPerEntry * lnz ||
+         lnz < kMetisTrialFillRatio * static_cast<double>(stored_entries_of_a);
+}
+
+FillReducingOrdering automatic_ordering(const linalg::SymmetricCscMatrix& pattern, Index dofs_per_node) {
+  FillReducingOrdering result{minimum_degree_ordering(pattern, dofs_per_node),
+                              OrderingMethod::minimum_degree};
+  const OrderingCost amd_cost = predicted_cost(pattern, result.permutation);
+  result.minimum_degree_flops = amd_cost.flops;
+  if (minimum_degree_is_good_enough(amd_cost, pattern.nnz_lower())) return result;
+  std::vector<Index> metis = nested_dissection_ordering(pattern, dofs_per_node);
+  result.nested_dissection_flops = predicted_cost(pattern, metis).flops;
+  if (result.nested_dissection_flops < result.minimum_degree_flops) {
+    result.permutation = std::move(metis);
+    result.method = OrderingMethod::nested_dissection;
+  }
+  return result;
+}
+
+}  // namespace
+
+FillReducingOrdering fill_reducing_ordering(const linalg::SymmetricCscMatrix& pattern,
+                                            OrderingMethod method, Index dofs_per_node) {
+  switch (method) {
+    case OrderingMethod::automatic:
+      return automatic_ordering(pattern, dofs_per_node);
+    case OrderingMethod::minimum_degree:
+      return {minimum_degree_ordering(pattern, dofs_per_node), method};
+    case OrderingMethod::nested_dissection:
+      return {nested_dissection_ordering(pattern, dofs_per_node), method};
+    case OrderingMethod::natural: {
+      std::vector<Index> identity(static_cast<std::size_t>(pattern.size()));
+      std::iota(identity.begin(), identity.end(), 0);
+      return {std::move(identity), method};
+    }
+    case OrderingMethod::given:
+      break;
+  }
+  throw std::invalid_argument("fill_reducing_ordering: ordering '" + std::string(to_string(method)) +
+                              "' needs the caller's permutation");
 }
 
 }  // namespace cholsim::factor

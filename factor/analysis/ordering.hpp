@@ -15,14 +15,51 @@ using linalg::Index;
 using linalg::Offset;
 
 enum class OrderingMethod {
-  nested_dissection,  ///< METIS_NodeND (default)
+  automatic,          ///< "auto": AMD, or METIS where AMD is expensive and METIS cheaper (below)
+  minimum_degree,     ///< approximate minimum degree (minimum_degree.hpp)
+  nested_dissection,  ///< METIS_NodeND
   natural,            ///< identity
   given,              ///< a permutation supplied by the caller
 };
 
-/// Parses "metis"/"nested_dissection"/"nd", "natural", "given"; throws on anything else.
+/// Parses "auto"/"automatic", "amd"/"minimum_degree", "metis"/"nested_dissection"/"nd",
+/// "natural", "given"; throws std::invalid_argument listing them on anything else.
 OrderingMethod parse_ordering_method(std::string_view name);
 std::string_view to_string(OrderingMethod method);
+
+/// A fill-reducing ordering and how it was chosen.
+struct FillReducingOrdering {
+  std::vector<Index> permutation;  ///< perm[new] = old
+  /// The method that produced it: never `automatic`, which picks one of the others.
+  OrderingMethod method = OrderingMethod::natural;
+  /// Predicted factorization flops Σⱼ cⱼ² (cⱼ: column counts of L, CHOLMOD's measure) of
+  /// each candidate the automatic rule tried; 0 for a candidate it did not run.
+  double minimum_degree_flops = 0.0;
+  double nested_dissection_flops = 0.0;
+};
+
+/// When `automatic` also runs METIS: AMD's predicted flops per factor entry (Σcⱼ² / Σcⱼ) and
+/// its fill nnz(L)/nnz(A lower) both reach these. CHOLMOD's default strategy has the same
+/// test with 500 and 5 (cholmod_core.h, nmethods = 0), tuned for one factorization per
+/// analysis; cholsim's simulations refactor one pattern every time step, so an extra METIS
+/// run (a few AMD times, about one factorization at these sizes) is amortized, and between
+/// 100 and 500 — 2D grids, shells, tet meshes — METIS saved 10–15 % of nnz(L) on three of
+/// five bench matrices (docs/benchmarks.md, bench_ordering). Below, AMD's fronts are small.
+inline constexpr double kMetisTrialFlopsPerEntry = 100.0;
+inline constexpr double kMetisTrialFillRatio = 5.0;
+
+/// Orders the pattern with `method` (anything but `given`, which needs the caller's
+/// permutation: std::invalid_argument), nodes of `dofs_per_node` DOFs kept consecutive.
+///
+/// `automatic`: approximate minimum degree first — fast, and on small fronts as good as
+/// nested dissection; where its predicted factorization is expensive (the two thresholds
+/// above) METIS runs as well, and the candidate with fewer predicted flops is kept.
+FillReducingOrdering fill_reducing_ordering(const linalg::SymmetricCscMatrix& pattern,
+                                            OrderingMethod method, Index dofs_per_node);
+
+/// The DOF permutation of a node permutation (perm[new] = old over nodes): node v's
+/// `dofs_per_node` DOFs v·k … v·k + k − 1 stay consecutive, in order.
+std::vector<Index> expand_node_ordering(std::span<const Index> node_perm, Index dofs_per_node);
 
 /// METIS nested dissection of the graph of a symmetric matrix (lower storage, pattern only).
 ///
@@ -34,7 +71,8 @@ std::vector<Index> nested_dissection_ordering(const linalg::SymmetricCscMatrix& 
                                               Index dofs_per_node = 1);
 
 /// The adjacency of the graph of a symmetric matrix (both directions, no self loops), with
-/// `dofs_per_node` DOFs compressed into one vertex. Used by the METIS call; exposed for tests.
+/// `dofs_per_node` DOFs compressed into one vertex. The input of METIS and of the minimum
+/// degree ordering.
 struct AdjacencyGraph {
   std::vector<Index> offsets;    ///< size vertices + 1
   std::vector<Index> neighbors;  ///< sorted, unique within each vertex

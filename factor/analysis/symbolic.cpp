@@ -18,26 +18,18 @@ double seconds_since(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
 
-std::vector<Index> choose_ordering(const linalg::SymmetricCscMatrix& pattern,
-                                   const AnalyzeOptions& options) {
+FillReducingOrdering choose_ordering(const linalg::SymmetricCscMatrix& pattern,
+                                     const AnalyzeOptions& options) {
   if (!options.schur_set.empty()) {
     return constrained_ordering(pattern, options.schur_set, options.ordering,
                                 options.dofs_per_node, options.given_permutation);
   }
-  switch (options.ordering) {
-    case OrderingMethod::nested_dissection:
-      return nested_dissection_ordering(pattern, options.dofs_per_node);
-    case OrderingMethod::natural: {
-      std::vector<Index> identity(static_cast<std::size_t>(pattern.size()));
-      std::iota(identity.begin(), identity.end(), 0);
-      return identity;
-    }
-    case OrderingMethod::given:
-      linalg::check_permutation(options.given_permutation, pattern.size(),
-                                "analyze: given permutation");
-      return options.given_permutation;
+  if (options.ordering == OrderingMethod::given) {
+    linalg::check_permutation(options.given_permutation, pattern.size(),
+                              "analyze: given permutation");
+    return {options.given_permutation, OrderingMethod::given};
   }
-  throw std::invalid_argument("analyze: unknown ordering method");
+  return fill_reducing_ordering(pattern, options.ordering, options.dofs_per_node);
 }
 
 // Flops of one dense supernode step with m rows and k columns: potrf (k³/3) + trsm ((m−k)k²)
@@ -67,6 +59,16 @@ double Symbolic::supernode_flops(Index s) const {
   return dense_step_flops(row_count(s), column_count(s));
 }
 
+std::int64_t Symbolic::bytes() const {
+  const auto held = [](const auto& array) {
+    return static_cast<std::int64_t>(array.capacity() * sizeof(array[0]));
+  };
+  return static_cast<std::int64_t>(sizeof(*this)) + held(permutation_) + held(inverse_permutation_) +
+         held(first_column_) + held(parent_) + held(child_ptr_) + held(children_) + held(subtree_begin_) +
+         held(row_ptr_) + held(rows_) + held(parent_position_) + held(value_ptr_) + held(a_entry_ptr_) +
+         held(a_source_) + held(a_target_);
+}
+
 bool Symbolic::matches_pattern(const linalg::SymmetricCscMatrix& a) const {
   return a.size() == n_ && a.nnz_lower() == pattern_nnz_ && pattern_hash(a) == pattern_hash_;
 }
@@ -84,8 +86,12 @@ std::shared_ptr<const Symbolic> analyze(const linalg::SymmetricCscMatrix& patter
 
   // 1. Fill-reducing ordering, then a postorder of its elimination tree so that every
   //    subtree — and so every supernode — occupies contiguous columns.
-  const std::vector<Index> fill_ordering = choose_ordering(pattern, options);
+  FillReducingOrdering chosen = choose_ordering(pattern, options);
+  const std::vector<Index> fill_ordering = std::move(chosen.permutation);
   sym.stats_.ordering_seconds = seconds_since(start);
+  sym.stats_.ordering_used = chosen.method;
+  sym.stats_.minimum_degree_flops = chosen.minimum_degree_flops;
+  sym.stats_.nested_dissection_flops = chosen.nested_dissection_flops;
   const auto symbolic_start = Clock::now();
   const linalg::SymmetricCscMatrix pattern_only{
       linalg::CscMatrix{n, n, pattern.lower.col_ptr, pattern.lower.row_idx, {}}};
@@ -274,7 +280,7 @@ std::shared_ptr<const Symbolic> analyze(const linalg::SymmetricCscMatrix& patter
     const auto comparison_start = Clock::now();
     AnalyzeOptions unconstrained = options;
     unconstrained.schur_set.clear();
-    stats.nnz_l_unconstrained = factor_nonzeros(pattern, choose_ordering(pattern, unconstrained));
+    stats.nnz_l_unconstrained = factor_nonzeros(pattern, choose_ordering(pattern, unconstrained).permutation);
     stats.fill_increase = static_cast<double>(stats.nnz_l_exact) /
                               static_cast<double>(std::max<std::int64_t>(1, stats.nnz_l_unconstrained)) -
                           1.0;

@@ -20,8 +20,10 @@
 namespace cholsim::factor {
 
 struct AnalyzeOptions {
-  OrderingMethod ordering = OrderingMethod::nested_dissection;
-  /// DOFs per mesh node for the compressed nested-dissection ordering (FEM elasticity: 3).
+  /// AMD, or METIS where AMD's predicted factorization is expensive and METIS's cheaper
+  /// (fill_reducing_ordering in ordering.hpp states the rule).
+  OrderingMethod ordering = OrderingMethod::automatic;
+  /// DOFs per mesh node for the compressed AMD / nested-dissection ordering (FEM elasticity: 3).
   /// 1 orders the scalar graph. Must divide the matrix size.
   Index dofs_per_node = 1;
   /// Used when ordering == given: perm[new] = old, user numbering.
@@ -39,6 +41,14 @@ struct AnalyzeOptions {
 
 struct AnalyzeStats {
   double ordering_seconds = 0.0;
+  /// The method whose ordering was used: AnalyzeOptions::ordering, or for `automatic` the
+  /// candidate it kept (minimum_degree or nested_dissection).
+  OrderingMethod ordering_used = OrderingMethod::natural;
+  /// Predicted flops Σⱼ cⱼ² of the candidates `automatic` compared (FillReducingOrdering);
+  /// 0 for one it did not run and for every other method. With a Schur set: of the
+  /// eliminated unknowns' ordering.
+  double minimum_degree_flops = 0.0;
+  double nested_dissection_flops = 0.0;
   double symbolic_seconds = 0.0;  ///< everything after the ordering
   double total_seconds = 0.0;
   Index n = 0;
@@ -120,6 +130,9 @@ class Symbolic {
 
   /// True if `a` has exactly the pattern this analysis was made for (size, pointers, rows).
   [[nodiscard]] bool matches_pattern(const linalg::SymmetricCscMatrix& a) const;
+
+  /// Bytes this analysis holds (its arrays' capacities): part of a factor's memory footprint.
+  [[nodiscard]] std::int64_t bytes() const;
 
   [[nodiscard]] const AnalyzeStats& stats() const { return stats_; }
 

@@ -77,11 +77,6 @@ FactorStatus first_pivot_failure(const Symbolic& symbolic, std::span<const int> 
   return {FactorStatusCode::ok, -1, -1, 0.0, {}};
 }
 
-namespace {
-
-
-}  // namespace
-
 Factor::Factor(std::shared_ptr<const Symbolic> symbolic) : symbolic_(std::move(symbolic)) {
   if (!symbolic_) throw std::invalid_argument("Factor: null symbolic analysis");
 }

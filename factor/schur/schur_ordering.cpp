@@ -32,6 +32,25 @@ linalg::SymmetricCscMatrix induced_pattern(const linalg::SymmetricCscMatrix& pat
   return {std::move(lower)};
 }
 
+// With k DOFs a node, a node graph of the rest exists only if every node is wholly in or
+// wholly out of the Schur set.
+void check_whole_nodes(std::span<const char> in_schur, Index dofs_per_node) {
+  const auto n = static_cast<Index>(in_schur.size());
+  if (dofs_per_node < 1 || n % dofs_per_node != 0) {
+    throw std::invalid_argument("analyze: dofs_per_node " + std::to_string(dofs_per_node) +
+                                " does not divide the matrix size " + std::to_string(n));
+  }
+  for (Index node = 0; node < n / dofs_per_node; ++node) {
+    Index members = 0;
+    for (Index d = 0; d < dofs_per_node; ++d) members += in_schur[node * dofs_per_node + d];
+    if (members != 0 && members != dofs_per_node) {
+      throw std::invalid_argument("Schur set: node " + std::to_string(node) + " has " +
+                                  std::to_string(members) + " of its " + std::to_string(dofs_per_node) +
+                                  " DOFs in the set; with dofs_per_node > 1 it must hold whole nodes");
+    }
+  }
+}
+
 }  // namespace
 
 void check_schur_set(std::span<const Index> schur_set, Index n) {
@@ -83,41 +102,31 @@ std::vector<Index> connected_patch(const linalg::SymmetricCscMatrix& pattern, In
   return dofs;
 }
 
-std::vector<Index> constrained_ordering(const linalg::SymmetricCscMatrix& pattern,
-                                        std::span<const Index> schur_set, OrderingMethod method,
-                                        Index dofs_per_node,
-                                        std::span<const Index> given_permutation) {
+FillReducingOrdering constrained_ordering(const linalg::SymmetricCscMatrix& pattern,
+                                          std::span<const Index> schur_set, OrderingMethod method,
+                                          Index dofs_per_node,
+                                          std::span<const Index> given_permutation) {
   const Index n = pattern.size();
   check_schur_set(schur_set, n);
   std::vector<char> in_schur(static_cast<std::size_t>(n), 0);
   for (Index u : schur_set) in_schur[u] = 1;
 
-  std::vector<Index> perm;
+  FillReducingOrdering result{{}, method};
+  std::vector<Index>& perm = result.permutation;
   perm.reserve(static_cast<std::size_t>(n));
   switch (method) {
+    case OrderingMethod::automatic:
+    case OrderingMethod::minimum_degree:
     case OrderingMethod::nested_dissection: {
-      if (dofs_per_node < 1 || n % dofs_per_node != 0) {
-        throw std::invalid_argument("analyze: dofs_per_node " + std::to_string(dofs_per_node) +
-                                    " does not divide the matrix size " + std::to_string(n));
-      }
-      for (Index node = 0; node < n / dofs_per_node; ++node) {
-        Index members = 0;
-        for (Index d = 0; d < dofs_per_node; ++d) members += in_schur[node * dofs_per_node + d];
-        if (members != 0 && members != dofs_per_node) {
-          throw std::invalid_argument("Schur set: node " + std::to_string(node) + " has " +
-                                      std::to_string(members) + " of its " + std::to_string(dofs_per_node) +
-                                      " DOFs in the set; with dofs_per_node > 1 it must hold whole nodes");
-        }
-      }
+      check_whole_nodes(in_schur, dofs_per_node);
       std::vector<Index> rest;
       rest.reserve(static_cast<std::size_t>(n) - schur_set.size());
       for (Index u = 0; u < n; ++u) {
         if (!in_schur[u]) rest.push_back(u);
       }
       // Whole nodes removed in increasing order: the rest's DOFs of a node stay consecutive.
-      for (Index r : nested_dissection_ordering(induced_pattern(pattern, rest), dofs_per_node)) {
-        perm.push_back(rest[r]);
-      }
+      result = fill_reducing_ordering(induced_pattern(pattern, rest), method, dofs_per_node);
+      for (Index& r : perm) r = rest[r];
       break;
     }
     case OrderingMethod::natural:
@@ -133,15 +142,11 @@ std::vector<Index> constrained_ordering(const linalg::SymmetricCscMatrix& patter
       break;
   }
   perm.insert(perm.end(), schur_set.begin(), schur_set.end());
-  return perm;
+  return result;
 }
 
 std::int64_t factor_nonzeros(const linalg::SymmetricCscMatrix& pattern, std::span<const Index> perm) {
-  const linalg::SymmetricCscMatrix pattern_only{
-      linalg::CscMatrix{pattern.size(), pattern.size(), pattern.lower.col_ptr, pattern.lower.row_idx, {}}};
-  const linalg::SymmetricCscMatrix ordered = linalg::permute_symmetric(pattern_only, perm);
-  const std::vector<Index> parent = elimination_tree(ordered);
-  const std::vector<Index> counts = column_counts(ordered, parent, postorder(parent));
+  const std::vector<Index> counts = ordered_column_counts(pattern, perm);
   return std::accumulate(counts.begin(), counts.end(), std::int64_t{0});
 }
 

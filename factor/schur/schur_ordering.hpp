@@ -29,12 +29,15 @@ std::vector<Index> connected_patch(const linalg::SymmetricCscMatrix& pattern, In
                                    Index seed_node, Index node_count, std::span<const char> allowed = {});
 
 /// perm[new] = old with the unknowns outside `schur_set` first, ordered by `method` on
-/// their own induced graph (nested dissection: METIS on the graph without the Schur set;
-/// natural: increasing; given: `given_permutation` with the Schur set removed), then the
-/// Schur set in the order given — the order of S's rows and columns.
-/// With dofs_per_node = k > 1 the Schur set must consist of whole nodes (all k DOFs), so
-/// that the rest can still be ordered as a node graph; otherwise std::invalid_argument.
-std::vector<Index> constrained_ordering(const linalg::SymmetricCscMatrix& pattern,
+/// their own induced graph (auto, amd, metis: fill_reducing_ordering of the graph without
+/// the Schur set, `automatic` choosing by the flops of eliminating that rest; natural:
+/// increasing; given: `given_permutation` with the Schur set removed), then the Schur set
+/// in the order given — the order of S's rows and columns. The result's method and flops
+/// describe the rest's ordering.
+/// With dofs_per_node = k > 1 and a fill-reducing method the Schur set must consist of
+/// whole nodes (all k DOFs), so that the rest can still be ordered as a node graph;
+/// otherwise std::invalid_argument.
+FillReducingOrdering constrained_ordering(const linalg::SymmetricCscMatrix& pattern,
                                         std::span<const Index> schur_set, OrderingMethod method,
                                         Index dofs_per_node,
                                         std::span<const Index> given_permutation);

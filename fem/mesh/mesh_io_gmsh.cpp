@@ -121,6 +121,7 @@ void read_nodes_v4(TextFile& text, GmshContent& content, Version version) {
       }
     } else {
       // Format 4.1 lists the block's tags first, then its coordinates.
+      text.require_room_for(2 * count, "lines of node tags and coordinates");
       std::vector<std::int64_t> tags(static_cast<std::size_t>(count));
       for (auto& tag : tags) {
         text.require_line(expected_lines);

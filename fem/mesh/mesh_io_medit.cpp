@@ -30,6 +30,7 @@ std::int64_t keyword_value(TextFile& text, Words& words, const std::string& keyw
 }
 
 void read_vertices(TextFile& text, std::int64_t count, std::vector<double>& positions) {
+  text.require_room_for(count, "vertex lines");
   positions.reserve(static_cast<std::size_t>(3 * count));
   const std::string form = "'<x> <y> <z> <reference>'";
   const std::string expected_line = std::to_string(count) + " vertex lines " + form;
@@ -45,6 +46,7 @@ void read_vertices(TextFile& text, std::int64_t count, std::vector<double>& posi
 /// Tetrahedra may come before Vertices in principle, so indices are range-checked at the end
 /// (validate_tet_mesh); here they only need to be positive (1-based).
 void read_tetrahedra(TextFile& text, std::int64_t count, std::vector<Index>& tets, std::vector<std::int64_t>& lines) {
+  text.require_room_for(count, "tetrahedron lines");
   tets.reserve(tets.size() + static_cast<std::size_t>(4 * count));
   const std::string form = "'<v1> <v2> <v3> <v4> <reference>' (1-based)";
   const std::string expected_line = std::to_string(count) + " tetrahedron lines " + form;

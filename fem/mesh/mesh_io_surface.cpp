@@ -214,6 +214,7 @@ SurfaceMesh read_off(const std::filesystem::path& path) {
     read_counts(first);  // some writers put the counts on the OFF line itself
   }
 
+  text.require_room_for(vertices, "vertex lines");
   SurfaceMesh surface;
   surface.positions.reserve(static_cast<std::size_t>(3 * vertices));
   const std::string expected_vertex_line = std::to_string(vertices) + " vertex lines '<x> <y> <z>'";

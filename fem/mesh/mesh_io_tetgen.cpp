@@ -34,6 +34,7 @@ NodeFile read_node_file(const std::filesystem::path& path) {
   const std::int64_t markers = header.done() ? 0 : header.integer_in("the boundary-marker flag", 0, 1);
   header.finish(header_form);
 
+  text.require_room_for(points, "point lines");
   NodeFile nodes;
   nodes.positions.reserve(static_cast<std::size_t>(3 * points));
   const std::string line_form = "'<point number> <x> <y> <z>' plus " + std::to_string(attributes) +
@@ -69,6 +70,7 @@ std::vector<Index> read_ele_file(const std::filesystem::path& path, const NodeFi
   }
   const std::int64_t attributes = header.done() ? 0 : header.integer_in("the attribute count", 0, 1000);
   header.finish(header_form);
+  text.require_room_for(tets, "tet lines");
 
   const std::int64_t first = nodes.first_number;
   const std::int64_t last = first + static_cast<std::int64_t>(nodes.positions.size() / 3) - 1;

@@ -85,6 +85,16 @@ void TextFile::require_line(const std::string& expected) {
   if (!next_line()) fail("the file ends", expected);
 }
 
+void TextFile::require_room_for(std::int64_t lines, const std::string& what) const {
+  const auto bytes_left = static_cast<std::int64_t>(contents_.size() - next_);
+  const std::int64_t room = (bytes_left + 1) / 2;  // the last line needs no line end
+  if (lines > room) {
+    fail("the file ends early: it announces " + std::to_string(lines) + " " + what + " but its " +
+             std::to_string(bytes_left) + " remaining bytes hold at most " + std::to_string(room) + " lines",
+         std::to_string(lines) + " " + what);
+  }
+}
+
 void TextFile::fail(const std::string& problem, const std::string& expected) const {
   throw MeshFormatError(file_, std::max<std::int64_t>(line_number_, 1), problem, expected);
 }

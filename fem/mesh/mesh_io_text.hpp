@@ -25,6 +25,12 @@ class TextFile {
   bool next_line();
   /// next_line(), but the end of the file is an error naming what was `expected`.
   void require_line(const std::string& expected);
+  /// Checks a count of lines the file announces before anything is sized by it: each line
+  /// takes at least 2 bytes (a character and its line end) after the current line. Fails at the
+  /// current line with "the file ends early" when the bytes left cannot hold `lines`, so a
+  /// few-line file announcing 5·10⁸ points is an error, not a multi-gigabyte reservation. Loose
+  /// on purpose: a file it passes that is still short gets the exact line from the parse.
+  void require_room_for(std::int64_t lines, const std::string& what) const;
 
   [[nodiscard]] std::string_view line() const { return line_; }
   [[nodiscard]] std::int64_t line_number() const { return line_number_; }

@@ -8,9 +8,12 @@ target_link_libraries(cholsim_vtk_series_reading
   PUBLIC VTK::CommonCore VTK::CommonDataModel VTK::IOXML VTK::IOXMLParser
   PRIVATE cholsim_warnings cholsim_sanitizers)
 
-# The writer is compiled into the cholsim program, not a library; its test compiles it again.
+# The writer and its output folder are compiled into the cholsim program, not a library; their
+# tests compile them again.
 add_executable(cholsim_vtk_series_writer_tests
-  ${CMAKE_CURRENT_SOURCE_DIR}/vtk_series_writer_test.cpp ${PROJECT_SOURCE_DIR}/apps/vtk_series_writer.cpp)
+  ${CMAKE_CURRENT_SOURCE_DIR}/vtk_series_writer_test.cpp ${CMAKE_CURRENT_SOURCE_DIR}/output_folder_test.cpp
+  ${PROJECT_SOURCE_DIR}/apps/vtk_series_writer.cpp ${PROJECT_SOURCE_DIR}/apps/output_folder.cpp
+  ${PROJECT_SOURCE_DIR}/apps/xml_text.cpp)
 target_include_directories(cholsim_vtk_series_writer_tests PRIVATE ${PROJECT_SOURCE_DIR})
 target_link_libraries(cholsim_vtk_series_writer_tests PRIVATE cholsim_vtk_series_reading cholsim::linalg
   GTest::gtest GTest::gtest_main cholsim_warnings cholsim_sanitizers)
@@ -161,7 +164,7 @@ cholsim_app_test(scene_region_inside_out ARGS "corot|--scene|${corot_data}/corot
 file(WRITE ${corot_data}/corot_region_bad_material.json
   "{\"builtin\": \"box\", \"resolution\": 2, \"regions\": [{\"box\": {\"min\": [0, 0, 0], \"max\": [1, 1, 1]}, \"material\": {\"poisson\": 0.7}}]}\n")
 cholsim_app_test(scene_region_bad_material ARGS "corot|--scene|${corot_data}/corot_region_bad_material.json|--out|${CMAKE_CURRENT_BINARY_DIR}/corot_bad"
-  EXPECT_EXIT 2 STDERR_REGEX "Poisson ratio must be in" STDOUT_EMPTY)
+  EXPECT_EXIT 2 STDERR_REGEX "corot_region_bad_material\\.json: regions\\[0\\]\\.material\\.poisson must lie in \\(-1, 0\\.5\\)" STDOUT_EMPTY)
 file(WRITE ${corot_data}/corot_piston_returns_early.json
   "{\"obstacles\": [{\"type\": \"piston\", \"center\": [0, 1, 0], \"half_extents\": [1, 0.1, 1], \"velocity\": [0, -1, 0], \"start_time\": 0, \"stop_time\": 1, \"return_time\": 0.5}]}\n")
 cholsim_app_test(scene_piston_returns_early ARGS "corot|--scene|${corot_data}/corot_piston_returns_early.json"

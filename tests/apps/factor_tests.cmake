@@ -18,6 +18,11 @@ cholsim_app_test(json_elasticity ARGS "factor|--builtin|elasticity:6,6,6|--json"
 cholsim_app_test(json_laplacian_natural
   ARGS "factor|--builtin|laplacian:8,7,6|--ordering|natural|--repeat|1|--refine|--threads|2|--json"
   JSON_KEYS "${factor_json_keys}|refinement_steps" MAX_RESIDUAL 1e-10)
+# auto (the default) reports the method it kept and AMD's predicted flops; amd solves too.
+cholsim_app_test(json_auto_ordering ARGS "factor|--builtin|elasticity:5,4,3|--repeat|1|--json"
+  JSON_KEYS "ordering_used|amd_flops_predicted" MAX_RESIDUAL 1e-10 STDOUT_REGEX "\"ordering\": \"auto\"")
+cholsim_app_test(json_amd_ordering ARGS "factor|--builtin|laplacian:9,8,7|--ordering|amd|--repeat|1|--json"
+  JSON_KEYS "ordering_used" MAX_RESIDUAL 1e-10 STDOUT_REGEX "\"ordering_used\": \"amd\"")
 # The human report: sections of aligned "key: value" lines.
 cholsim_app_test(text_report ARGS "factor|--builtin|elasticity:3,3,3|--repeat|1"
   STDOUT_REGEX "matrix\n  source: +elasticity:3,3,3\n.*\n  residual \\|b-Ax\\|/\\|b\\|: +[0-9.e+-]+\n")
@@ -25,6 +30,13 @@ cholsim_app_test(text_report ARGS "factor|--builtin|elasticity:3,3,3|--repeat|1"
 # A Matrix Market file factors and solves.
 cholsim_app_test(spd_file ARGS "factor|${cholsim_app_data}/spd_small.mtx|--json"
   JSON_KEYS "n|nnz_L|residual" MAX_RESIDUAL 1e-12 STDOUT_REGEX "\"n\": 6,")
+
+# Issue 23 D4: the reported residual of a matrix scaled by 1e300 or 1e-300 is a number (the
+# norms are scaled), not -nan or 0 from an overflowing or underflowing sum of squares.
+foreach(scale huge tiny)
+  cholsim_app_test(scaled_${scale} ARGS "factor|${cholsim_app_data}/spd_small_scaled_${scale}.mtx|--json"
+    JSON_KEYS "n|residual" MAX_RESIDUAL 1e-12 STDOUT_REGEX "\"residual\": [1-9][0-9.]*e-1[0-9]")
+endforeach()
 
 # Failure paths: bad input exits 2 naming file:line, not positive definite exits 3 naming the
 # column, and in every failure stdout stays empty.
@@ -42,7 +54,7 @@ cholsim_app_test(builtin_bad_size ARGS "factor|--builtin|elasticity:4,0,4"
   EXPECT_EXIT 2 STDERR_REGEX "expected elasticity:NX,NY,NZ" STDOUT_EMPTY)
 cholsim_app_test(dofs_not_dividing ARGS "factor|--builtin|laplacian:2,2,2|--dofs-per-node|3"
   EXPECT_EXIT 2 STDERR_REGEX "does not divide" STDOUT_EMPTY)
-cholsim_app_test(bad_ordering ARGS "factor|--builtin|laplacian:2,2,2|--ordering|amd"
+cholsim_app_test(bad_ordering ARGS "factor|--builtin|laplacian:2,2,2|--ordering|colamd"
   EXPECT_EXIT 2 STDOUT_EMPTY)
 
 # Partial factorization with a Schur complement (issue 5): the report keys in JSON and text,

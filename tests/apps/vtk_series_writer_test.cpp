@@ -71,7 +71,7 @@ void write_test_frame(VtuSeriesWriter& writer, int frame) {
   const std::vector<double> badness = badness_at(frame);
   const std::vector<VtkField> point_fields = {{"velocity", 3, velocity}};
   const std::vector<VtkField> cell_fields = {{"badness", 1, badness}};
-  writer.write_frame(frame / 60.0, positions, two_tets, point_fields, cell_fields);
+  ASSERT_TRUE(writer.write_frame(frame / 60.0, positions, two_tets, point_fields, cell_fields));
 }
 
 void expect_array_equals(vtkDataArray* array, int components, const std::vector<double>& expected) {
@@ -86,7 +86,8 @@ void expect_array_equals(vtkDataArray* array, int components, const std::vector<
 
 TEST(VtuSeriesWriter, ThreeFramesReadBackExactlyThroughVtkReaders) {
   const ScratchFolder folder;
-  VtuSeriesWriter writer(folder.path() / "nested", "run");
+  OutputFolder output(folder.path() / "nested");
+  VtuSeriesWriter writer(output, "run");
   for (int frame = 0; frame < 3; ++frame) write_test_frame(writer, frame);
   EXPECT_EQ(writer.frames_written(), 3);
   EXPECT_EQ(writer.pvd_path(), folder.path() / "nested" / "run.pvd");
@@ -119,7 +120,8 @@ TEST(VtuSeriesWriter, ThreeFramesReadBackExactlyThroughVtkReaders) {
 
 TEST(VtuSeriesWriter, FramesAreCompressedAppendedBinary) {
   const ScratchFolder folder;
-  VtuSeriesWriter writer(folder.path(), "run");
+  OutputFolder output(folder.path());
+  VtuSeriesWriter writer(output, "run");
   write_test_frame(writer, 0);
   std::ifstream in(folder.path() / "run_0000.vtu", std::ios::binary);
   const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
@@ -130,7 +132,8 @@ TEST(VtuSeriesWriter, FramesAreCompressedAppendedBinary) {
 
 TEST(VtuSeriesWriter, CollectionOpensAfterEveryFrameAndNoTemporaryFilesRemain) {
   const ScratchFolder folder;
-  VtuSeriesWriter writer(folder.path(), "run");
+  OutputFolder output(folder.path());
+  VtuSeriesWriter writer(output, "run");
   for (int frame = 0; frame < 2; ++frame) {
     write_test_frame(writer, frame);
     EXPECT_EQ(testing::read_collection(writer.pvd_path()).size(), static_cast<std::size_t>(frame + 1));
@@ -143,19 +146,20 @@ TEST(VtuSeriesWriter, CollectionOpensAfterEveryFrameAndNoTemporaryFilesRemain) {
 
 TEST(VtuSeriesWriter, RejectsMismatchedOrNonFiniteInputWithoutWriting) {
   const ScratchFolder folder;
-  VtuSeriesWriter writer(folder.path(), "run");
+  OutputFolder output(folder.path());
+  VtuSeriesWriter writer(output, "run");
   const std::vector<double> positions = positions_at(0);
   const std::vector<double> short_field(14, 0.0);
   const std::vector<VtkField> bad_point_field = {{"velocity", 3, short_field}};
-  EXPECT_THROW(writer.write_frame(0.0, positions, two_tets, bad_point_field, {}), std::invalid_argument);
+  EXPECT_THROW((void)writer.write_frame(0.0, positions, two_tets, bad_point_field, {}), std::invalid_argument);
 
   const std::vector<double> two_vectors(6, 0.0);
   const std::vector<VtkField> two_component_field = {{"weird", 2, two_vectors}};
-  EXPECT_THROW(writer.write_frame(0.0, positions, two_tets, {}, two_component_field), std::invalid_argument);
+  EXPECT_THROW((void)writer.write_frame(0.0, positions, two_tets, {}, two_component_field), std::invalid_argument);
 
   const std::vector<Index> out_of_range = {0, 1, 2, 5};
   try {
-    writer.write_frame(0.0, positions, out_of_range, {}, {});
+    (void)writer.write_frame(0.0, positions, out_of_range, {}, {});
     ADD_FAILURE() << "an out-of-range node index was accepted";
   } catch (const std::invalid_argument& error) {
     EXPECT_NE(std::string(error.what()).find("tet 0 refers to node 5"), std::string::npos) << error.what();
@@ -163,8 +167,8 @@ TEST(VtuSeriesWriter, RejectsMismatchedOrNonFiniteInputWithoutWriting) {
 
   std::vector<double> not_finite = positions;
   not_finite[7] = std::numeric_limits<double>::quiet_NaN();
-  EXPECT_THROW(writer.write_frame(0.0, not_finite, two_tets, {}, {}), std::invalid_argument);
-  EXPECT_THROW(writer.write_frame(std::numeric_limits<double>::infinity(), positions, two_tets, {}, {}),
+  EXPECT_THROW((void)writer.write_frame(0.0, not_finite, two_tets, {}, {}), std::invalid_argument);
+  EXPECT_THROW((void)writer.write_frame(std::numeric_limits<double>::infinity(), positions, two_tets, {}, {}),
                std::invalid_argument);
 
   EXPECT_EQ(writer.frames_written(), 0);
@@ -174,24 +178,32 @@ TEST(VtuSeriesWriter, RejectsMismatchedOrNonFiniteInputWithoutWriting) {
 // The reading side must be able to fail, or the app tests built on it would prove nothing.
 TEST(VtuSeriesWriter, TruncatedFrameFailsToReadBack) {
   const ScratchFolder folder;
-  VtuSeriesWriter writer(folder.path(), "run");
+  OutputFolder output(folder.path());
+  VtuSeriesWriter writer(output, "run");
   write_test_frame(writer, 0);
   const std::filesystem::path frame = folder.path() / "run_0000.vtu";
   std::filesystem::resize_file(frame, std::filesystem::file_size(frame) / 2);
   EXPECT_THROW(testing::read_unstructured_grid(frame), std::runtime_error);
 }
 
-TEST(VtuSeriesWriter, UncreatableFolderIsReportedByName) {
+TEST(VtuSeriesWriter, FramePastTheByteLimitIsRefusedAndTheCollectionStaysValid) {
   const ScratchFolder folder;
   std::filesystem::create_directories(folder.path());
-  const std::filesystem::path blocker = folder.path() / "a_file";
-  std::ofstream(blocker) << "not a folder";
-  try {
-    VtuSeriesWriter writer(blocker / "frames", "run");
-    ADD_FAILURE() << "a folder below a regular file was accepted";
-  } catch (const std::runtime_error& error) {
-    EXPECT_NE(std::string(error.what()).find("a_file/frames"), std::string::npos) << error.what();
-  }
+  OutputFolder unlimited(folder.path() / "measure");
+  VtuSeriesWriter measure(unlimited, "run");
+  write_test_frame(measure, 0);
+  const std::uint64_t one_frame = unlimited.bytes_held();
+
+  // Room for one frame and its collection, not for two.
+  OutputFolder limited(folder.path() / "limited", one_frame + one_frame / 2);
+  VtuSeriesWriter writer(limited, "run");
+  write_test_frame(writer, 0);
+  const std::vector<double> positions = positions_at(1);
+  EXPECT_FALSE(writer.write_frame(1.0, positions, two_tets, {}, {}));
+  EXPECT_EQ(writer.frames_written(), 1);
+  EXPECT_LE(limited.bytes_held(), limited.byte_limit());
+  EXPECT_EQ(testing::read_collection(writer.pvd_path()).size(), 1u);
+  EXPECT_FALSE(std::filesystem::exists(folder.path() / "limited" / "run_0001.vtu"));
 }
 
 }  // namespace

@@ -1,7 +1,9 @@
 #pragma once
 // Small SPD test matrices of many shapes, shared by the factor tests.
+#include <algorithm>
 #include <cmath>
 #include <random>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -97,6 +99,17 @@ inline linalg::DenseMatrix to_dense(const linalg::SymmetricCscMatrix& a) {
     }
   }
   return d;
+}
+
+/// max |x − y| / max |y| over two equally long arrays.
+inline double relative_max_difference(std::span<const double> x, std::span<const double> y) {
+  double difference = 0.0;
+  double largest = 0.0;
+  for (std::size_t i = 0; i < y.size(); ++i) {
+    difference = std::max(difference, std::abs(x[i] - y[i]));
+    largest = std::max(largest, std::abs(y[i]));
+  }
+  return difference / largest;
 }
 
 inline double relative_residual(const linalg::SymmetricCscMatrix& a, const std::vector<double>& x,

@@ -408,8 +408,19 @@ const std::vector<MalformedCase> kMalformed = {
      1, {"'array'", "read_dense_matrix_market"}},
     {"CoordinateForDenseReader", Reader::dense, kRealGeneral + "1 1 0\n", 1,
      {"'coordinate'", "read_matrix_market"}},
-    {"ArrayTooFewValues", Reader::dense, "%%MatrixMarket matrix array real symmetric\n3 3\n1\n2\n3\n",
+    {"ArrayTooFewValues", Reader::dense, "%%MatrixMarket matrix array real symmetric\n3 3\n1.5\n2.5\n3.5\n",
      5, {"ends after 3 entries", "announced 6"}},
+    // D2: a size line announcing more entries than the bytes after it can hold (2 bytes a line)
+    // fails at the size line, before anything is reserved for them.
+    {"EntriesBeyondTheFile", Reader::general, kRealGeneral + "4 4 1000000000\n1 1 1.0\n", 2,
+     {"the file ends early", "announces 1000000000 entries", "the 8 bytes after it hold at most 4 lines",
+      "1000000000 entry lines"}},
+    {"EntriesJustBeyondTheFile", Reader::symmetric, kRealSymmetric + "3 3 4\n1\n2\n3\n", 2,
+     {"the file ends early", "6 bytes after it hold at most 3 lines"}},
+    {"ArrayBeyondTheFile", Reader::dense, "%%MatrixMarket matrix array real general\n100000 100000\n1\n", 2,
+     {"the file ends early", "announces 10000000000 entries", "2 bytes after it hold at most 1 lines"}},
+    {"SizeJustBeyondIndex", Reader::symmetric, kRealSymmetric + "2147483648 2147483648 1\n1 1 1\n", 2,
+     {"row count 2147483648 does not fit cholsim's 32-bit Index", "at most 2147483647"}},
     {"ArrayTwoValuesOnALine", Reader::dense,
      "%%MatrixMarket matrix array real general\n2 1\n1 2\n", 3, {"too many tokens", "1 token (value)"}},
     {"InfoSeesBadBanner", Reader::info, "%%MatrixMarket matrix coordinate real general extra\n", 1,
@@ -427,6 +438,39 @@ TEST_P(MatrixMarketMalformed, NamesFileLineAndProblem) {
 
 INSTANTIATE_TEST_SUITE_P(Inputs, MatrixMarketMalformed, ::testing::ValuesIn(kMalformed),
                          [](const auto& info) { return info.param.name; });
+
+// --- The header check `cholsim factor` runs before reading a body -------------------------
+
+using MatrixMarketSpdHeader = MatrixMarketFiles;
+
+TEST_F(MatrixMarketSpdHeader, FewerEntriesThanRowsCannotHoldTheDiagonal) {
+  // D2: n = 10^8 with one entry used to cost 6.9 GB before "out of memory".
+  for (const char* n : {"100000000", "2000000000"}) {
+    const std::string p = write_text(std::string("n") + n + ".mtx",
+                                     kRealSymmetric + "% one entry\n" + n + " " + n + " 1\n1 1 1.0\n");
+    expect_error([&] { require_header_allows_spd(p, read_matrix_market_info(p)); }, p, 3,
+                 {std::string(n) + "x" + n + " matrix with only 1 stored entries",
+                  std::string("fewer than its ") + n + " diagonal entries", "not positive definite",
+                  std::string("at least ") + n + " entries"});
+  }
+}
+
+TEST_F(MatrixMarketSpdHeader, RectangularIsRejected) {
+  const std::string p = write_text("rect.mtx", kRealGeneral + "2 3 6\n");
+  expect_error([&] { require_header_allows_spd(p, read_matrix_market_info(p)); }, p, 2,
+               {"the matrix is 2x3", "only a square matrix can be positive definite"});
+}
+
+TEST_F(MatrixMarketSpdHeader, AsManyEntriesAsRowsPass) {
+  // The check is necessary, not sufficient: n entries may still miss a diagonal entry, which
+  // the factorization then reports as not positive definite.
+  const std::string p = write_text("diag.mtx", kRealSymmetric + "3 3 3\n1 1 1\n2 1 1\n3 3 1\n");
+  const MatrixMarketHeader header = read_matrix_market_info(p);
+  EXPECT_EQ(header.size_line, 2);
+  EXPECT_NO_THROW(require_header_allows_spd(p, header));
+  const std::string dense = write_text("dense.mtx", "%%MatrixMarket matrix array real general\n2 2\n1\n0\n0\n1\n");
+  EXPECT_NO_THROW(require_header_allows_spd(dense, read_matrix_market_info(dense)));
+}
 
 using MatrixMarketOpen = MatrixMarketFiles;
 

@@ -1,14 +1,15 @@
-// cholsim's supernodal factorization against CHOLMOD, in one process, same permutation, same
-// thread count.
+// cholsim's supernodal factorization against CHOLMOD and MUMPS, in one process, same
+// permutation, same thread count.
 //
 // For every matrix (built-in elasticity boxes, --mtx files, and every *.mtx under
 // shared/data/matrices/ when that folder exists) the program computes one METIS ordering with
-// cholsim, then for each thread count runs, --repeat times and alternating the two libraries:
-//   analyze:  cholsim analyze(ordering = given) vs cholmod_l_analyze_p(CHOLMOD_GIVEN);
-//   factor:   Factor::factorize vs cholmod_l_factorize (supernodal);
-//   solve:    one right-hand side, Factor::solve vs cholmod_l_solve(CHOLMOD_A).
-// It prints the medians and the cholsim/CHOLMOD ratios as Markdown tables (stdout), progress
-// on stderr, and with --json FILE the same numbers as JSON.
+// cholsim, then for each thread count runs, --repeat times and alternating the three libraries:
+//   analyze:  cholsim analyze(ordering = given) vs cholmod_l_analyze_p(CHOLMOD_GIVEN) vs MUMPS
+//             JOB = 1 with ICNTL(7) = 1 (the same permutation);
+//   factor:   Factor::factorize vs cholmod_l_factorize (supernodal) vs MUMPS JOB = 2 (SPD mode);
+//   solve:    one right-hand side, Factor::solve vs cholmod_l_solve(CHOLMOD_A) vs MUMPS JOB = 3.
+// It prints the medians and the cholsim/CHOLMOD and cholsim/MUMPS ratios as Markdown tables
+// (stdout), progress on stderr, and with --json FILE the same numbers as JSON.
 //
 // What is measured, exactly:
 //  * times are wall-clock around the single library call (steady_clock);
@@ -21,8 +22,10 @@
 //    Common->memory_usage during cholmod_l_factorize, after resetting it to memory_inuse
 //    (L's values and integer structure, workspace and its update buffer; A is wrapped, not
 //    allocated by CHOLMOD, so it is not counted).
-// CHOLMOD calls OpenBLAS with however many threads OpenBLAS has; both libraries are given the
-// same count through linalg::set_blas_threads.
+// CHOLMOD calls OpenBLAS with however many threads OpenBLAS has; all libraries are given the
+// same count through linalg::set_blas_threads. MUMPS is the sequential build (no OpenMP): its
+// only threads are those of the same OpenBLAS (bench/mumps_reference.hpp). Its memory is its
+// own report, INFOG(22) (MB effectively used by the factorization).
 #include <cholmod.h>
 
 #include <algorithm>
@@ -41,6 +44,7 @@
 #include "bench/bench_arguments.hpp"
 #include "bench/bench_statistics.hpp"
 #include "bench/cholmod_reference.hpp"
+#include "bench/mumps_reference.hpp"
 #include "factor/numeric/cholesky_factor.hpp"
 #include "linalg/blas.hpp"
 #include "linalg/blas_threads.hpp"
@@ -56,7 +60,7 @@ namespace linalg = cholsim::linalg;
 
 constexpr const char* kUsage = R"(usage: bench_factor_vs_cholmod [options]
 
-Factorizes each matrix with cholsim and with CHOLMOD (same METIS permutation, same thread
+Factorizes each matrix with cholsim, CHOLMOD and MUMPS (same METIS permutation, same thread
 count) and prints median analyze / factor / solve times, their ratios, nnz(L), flops,
 GFLOP/s, residuals and peak memory as Markdown tables.
 
@@ -168,6 +172,7 @@ struct ThreadRun {
   int threads = 1;
   LibraryRun cholsim;
   LibraryRun cholmod;
+  LibraryRun mumps;
   Index parallel_subtrees = 0;
   Index top_supernodes = 0;
 };
@@ -184,6 +189,8 @@ struct MatrixResult {
   double cholmod_lnz = 0.0;
   double cholmod_stored = 0.0;      ///< L->xsize
   double cholmod_flops = 0.0;       ///< Common->fl
+  double mumps_factor_entries = 0.0;  ///< INFOG(29)
+  double mumps_flops = 0.0;           ///< RINFOG(3)
   std::vector<ThreadRun> runs;
 };
 
@@ -251,6 +258,32 @@ bool run_cholmod_once(const SymmetricCscMatrix& a, CholmodMatrix& matrix,
   return true;
 }
 
+/// One repetition of MUMPS with the same permutation: analysis, factorization, solve. Returns
+/// false on failure.
+bool run_mumps_once(const SymmetricCscMatrix& a, std::span<const Index> permutation, const std::vector<double>& b,
+                    MatrixResult& result, LibraryRun& run, std::vector<double>& analyze,
+                    std::vector<double>& factorize, std::vector<double>& solve) {
+  try {
+    cholsim::reference::MumpsSolver mumps(a);
+    mumps.analyze({.permutation = permutation});
+    mumps.factorize();
+    std::vector<double> x = b;
+    mumps.solve(x);
+    const cholsim::reference::MumpsStats& stats = mumps.stats();
+    analyze.push_back(stats.analyze_seconds);
+    factorize.push_back(stats.factor_seconds);
+    solve.push_back(stats.solve_seconds);
+    result.mumps_factor_entries = stats.factor_entries;
+    result.mumps_flops = stats.flops;
+    run.peak_bytes = std::max(run.peak_bytes, stats.peak_bytes);
+    run.residual = relative_residual(a, x, b);
+    return true;
+  } catch (const std::exception& error) {
+    run.failure = error.what();
+    return false;
+  }
+}
+
 ThreadRun run_threads(const BenchMatrix& bench, std::span<const Index> permutation, int threads,
                       int repeat, MatrixResult& result) {
   const SymmetricCscMatrix& a = bench.matrix;
@@ -270,6 +303,7 @@ ThreadRun run_threads(const BenchMatrix& bench, std::span<const Index> permutati
 
   std::vector<double> ours_analyze, ours_factor, ours_solve;
   std::vector<double> theirs_analyze, theirs_factor, theirs_solve;
+  std::vector<double> mumps_analyze, mumps_factor, mumps_solve;
   for (int r = 0; r < repeat; ++r) {
     std::fprintf(stderr, "  %s threads=%d repetition %d/%d\n", bench.name.c_str(), threads, r + 1,
                  repeat);
@@ -307,6 +341,10 @@ ThreadRun run_threads(const BenchMatrix& bench, std::span<const Index> permutati
       run.cholmod.ok = run_cholmod_once(a, cholmod_matrix, cholmod_permutation, b, result,
                                         run.cholmod, theirs_analyze, theirs_factor, theirs_solve);
     }
+    if (run.mumps.ok) {
+      linalg::set_blas_threads(threads);
+      run.mumps.ok = run_mumps_once(a, permutation, b, result, run.mumps, mumps_analyze, mumps_factor, mumps_solve);
+    }
   }
   run.cholsim.analyze_seconds = median(ours_analyze);
   run.cholsim.factor_seconds = median(ours_factor);
@@ -314,7 +352,10 @@ ThreadRun run_threads(const BenchMatrix& bench, std::span<const Index> permutati
   run.cholmod.analyze_seconds = median(theirs_analyze);
   run.cholmod.factor_seconds = median(theirs_factor);
   run.cholmod.solve_seconds = median(theirs_solve);
-  for (const LibraryRun* library : {&run.cholsim, &run.cholmod}) {
+  run.mumps.analyze_seconds = median(mumps_analyze);
+  run.mumps.factor_seconds = median(mumps_factor);
+  run.mumps.solve_seconds = median(mumps_solve);
+  for (const LibraryRun* library : {&run.cholsim, &run.cholmod, &run.mumps}) {
     if (!library->ok) std::fprintf(stderr, "  FAILED: %s\n", library->failure.c_str());
   }
   return run;
@@ -371,6 +412,30 @@ std::string ratio(double ours, double theirs) {
   return theirs > 0 ? format("%.2f", ours / theirs) : "–";
 }
 
+/// MUMPS beside cholsim (same permutation, same BLAS threads), with MUMPS's own counts: its
+/// factor holds its amalgamation's zeros, and RINFOG(3) counts the flops of what it did.
+void print_mumps_table(const std::vector<MatrixResult>& results) {
+  std::printf("\nMUMPS (sequential build, SPD mode, the same permutation; its threads are OpenBLAS's; ratio = "
+              "cholsim / MUMPS, < 1 means cholsim is faster):\n\n");
+  std::printf("| matrix | n | thr | analyze ms MUMPS | factor s cholsim | MUMPS | ratio | solve ms cholsim | MUMPS | "
+              "ratio | residual MUMPS | peak MB MUMPS | factor entries MUMPS | GFlop MUMPS |\n");
+  std::printf("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+  for (const MatrixResult& m : results) {
+    for (const ThreadRun& run : m.runs) {
+      const LibraryRun& ours = run.cholsim;
+      const LibraryRun& mumps = run.mumps;
+      std::printf("| %s | %d | %d | %s | %s | %s | %s | %s | %s | %s | %s | %s | %.0f | %.1f |\n", m.name.c_str(), m.n,
+                  run.threads, format("%.1f", 1e3 * mumps.analyze_seconds).c_str(),
+                  format("%.3f", ours.factor_seconds).c_str(), format("%.3f", mumps.factor_seconds).c_str(),
+                  ratio(ours.factor_seconds, mumps.factor_seconds).c_str(),
+                  format("%.2f", 1e3 * ours.solve_seconds).c_str(), format("%.2f", 1e3 * mumps.solve_seconds).c_str(),
+                  ratio(ours.solve_seconds, mumps.solve_seconds).c_str(),
+                  mumps.ok ? format("%.1e", mumps.residual).c_str() : "FAILED",
+                  format("%.0f", mumps.peak_bytes / 1e6).c_str(), m.mumps_factor_entries, 1e-9 * m.mumps_flops);
+    }
+  }
+}
+
 void print_tables(const std::vector<MatrixResult>& results,
                   const std::vector<std::pair<int, double>>& dgemm) {
   std::printf("\nOpenBLAS dgemm ceiling (2000×2000, median of 3):");
@@ -404,6 +469,7 @@ void print_tables(const std::vector<MatrixResult>& results,
                   format("%.0f", theirs.peak_bytes / 1e6).c_str());
     }
   }
+  print_mumps_table(results);
   std::printf("\nSizes (same permutation; stored = supernodal values incl. amalgamation zeros; "
               "GFLOP/s above use CHOLMOD's exact flop count for both):\n\n");
   std::printf("| matrix | n | nnz(A) lower | METIS s | nnz(L) cholsim | CHOLMOD lnz | stored L cholsim | "
@@ -470,7 +536,9 @@ void write_json(const std::string& path, const Options& options, const std::vect
         << ", \"cholsim_flops\": " << json_number(m.cholsim_flops)
         << ", \"cholmod_lnz\": " << json_number(m.cholmod_lnz)
         << ", \"cholmod_xsize\": " << json_number(m.cholmod_stored)
-        << ", \"cholmod_flops\": " << json_number(m.cholmod_flops) << ",\n     \"runs\": [";
+        << ", \"cholmod_flops\": " << json_number(m.cholmod_flops)
+        << ", \"mumps_factor_entries\": " << json_number(m.mumps_factor_entries)
+        << ", \"mumps_flops\": " << json_number(m.mumps_flops) << ",\n     \"runs\": [";
     for (std::size_t r = 0; r < m.runs.size(); ++r) {
       const ThreadRun& run = m.runs[r];
       out << (r ? "," : "") << "\n       {\"threads\": " << run.threads
@@ -478,8 +546,10 @@ void write_json(const std::string& path, const Options& options, const std::vect
           << ", \"top_supernodes\": " << run.top_supernodes
           << ",\n        \"cholsim\": " << json_library(run.cholsim)
           << ",\n        \"cholmod\": " << json_library(run.cholmod)
+          << ",\n        \"mumps\": " << json_library(run.mumps)
           << ",\n        \"factor_ratio\": "
-          << json_number(run.cholsim.factor_seconds / run.cholmod.factor_seconds) << "}";
+          << json_number(run.cholsim.factor_seconds / run.cholmod.factor_seconds)
+          << ", \"factor_ratio_mumps\": " << json_number(run.cholsim.factor_seconds / run.mumps.factor_seconds) << "}";
     }
     out << "]}";
   }

@@ -16,6 +16,10 @@
 //  (iii) the forward and backward phases (sparse triangular solves with L11, L21);
 //  (iv)  the alternative: a full sparse factorization plus solve.
 // The residual ‖b − (A + [0 0; 0 ΔS])·x‖₂/‖b‖₂ of the three-phase solve checks the result.
+//  (v)   the peer: MUMPS's Schur factorization (ICNTL(19), bench/mumps_reference.hpp) on the
+//        same matrix and Schur set, in our constrained order (ICNTL(7) = 1) and in its own;
+//        JOB = 2 timed in runs alternating with our partial factorization (medians), its
+//        factor entries (INFOG(29)) and flops (RINFOG(3)), and S compared with ours.
 // GPU: (ii) is also run with SchurSystemOptions::device = gpu; where this build has no cuSOLVER
 // path or no device is present, its fallback note is printed instead.
 #include <algorithm>
@@ -30,6 +34,7 @@
 
 #include "bench/bench_arguments.hpp"
 #include "bench/bench_statistics.hpp"
+#include "bench/mumps_reference.hpp"
 #include "factor/numeric/cholesky_factor.hpp"
 #include "factor/schur/schur_complement.hpp"
 #include "factor/schur/schur_ordering.hpp"
@@ -108,6 +113,22 @@ void require_ok(const factor::FactorStatus& status, const char* what) {
     std::fprintf(stderr, "bench_schur: %s failed: %s\n", what, status.message.c_str());
     std::exit(1);
   }
+}
+
+// Medians of `repeat` runs of each body, the bodies taking turns within every round, so that
+// a slow spell of a busy machine hits all of them alike.
+std::vector<double> alternating_medians(int repeat, const std::vector<std::function<void()>>& bodies) {
+  std::vector<std::vector<double>> seconds(bodies.size());
+  for (int r = 0; r < repeat; ++r) {
+    for (std::size_t k = 0; k < bodies.size(); ++k) {
+      const auto start = Clock::now();
+      bodies[k]();
+      seconds[k].push_back(std::chrono::duration<double>(Clock::now() - start).count());
+    }
+  }
+  std::vector<double> medians;
+  for (const std::vector<double>& runs : seconds) medians.push_back(median(runs));
+  return medians;
 }
 
 // Surface nodes of the structured box (any coordinate on its boundary).
@@ -210,7 +231,46 @@ struct Row {
   double forward = 0.0, backward = 0.0;
   double full_refactor_solve = 0.0;
   double residual = 0.0;
+  // (v) MUMPS's Schur factorization, in our order and in its own.
+  cholsim::reference::MumpsStats mumps_ours, mumps_own;
+  double schur_difference = 0.0;  // max |S − S_MUMPS| / max |S|, our order
 };
+
+// max |x − y| / max |y| over the entries of two m×m matrices.
+double relative_max_difference(const linalg::DenseMatrix& x, const linalg::DenseMatrix& y) {
+  double difference = 0.0, largest = 0.0;
+  for (std::size_t i = 0; i < y.storage().size(); ++i) {
+    difference = std::max(difference, std::abs(x.storage()[i] - y.storage()[i]));
+    largest = std::max(largest, std::abs(y.storage()[i]));
+  }
+  return difference / largest;
+}
+
+// (v): one MUMPS instance per ordering, analysed once; each JOB = 2 takes its turn after our
+// partial factorization. Fills the MUMPS fields of `row` and our partial_factor.
+void measure_against_mumps(const linalg::SymmetricCscMatrix& a, factor::SchurComplementFactor& partial,
+                           std::span<const Index> schur, const Options& options, Row& row) {
+  namespace reference = cholsim::reference;
+  reference::MumpsSolver ours_order(a), own_order(a);
+  ours_order.analyze({.permutation = partial.symbolic().permutation(), .schur_set = schur});
+  own_order.analyze({.schur_set = schur});
+  const auto mumps_body = [&options](reference::MumpsSolver& mumps) {
+    return [&options, &mumps] {
+      linalg::set_blas_threads(options.threads);
+      mumps.factorize();
+    };
+  };
+  const factor::FactorOptions factor_options{.threads = options.threads};
+  const std::vector<double> medians = alternating_medians(
+      options.repeat, {[&] { require_ok(partial.factorize(a, factor_options), "partial"); }, mumps_body(ours_order),
+                       mumps_body(own_order)});
+  row.partial_factor = medians[0];
+  row.mumps_ours = ours_order.stats();
+  row.mumps_ours.factor_seconds = medians[1];
+  row.mumps_own = own_order.stats();
+  row.mumps_own.factor_seconds = medians[2];
+  row.schur_difference = relative_max_difference(ours_order.schur_complement(), partial.schur_complement_symmetric());
+}
 
 }  // namespace
 
@@ -267,7 +327,7 @@ int main(int argc, char** argv) {
 
     factor::SchurComplementFactor partial(symbolic);
     require_ok(partial.factorize(a, factor_options), "partial");  // warm-up, as for the full one
-    row.partial_factor = timed(options.repeat, [&] { require_ok(partial.factorize(a, factor_options), "partial"); });
+    measure_against_mumps(a, partial, schur, options, row);
 
     const CollisionTerm term = collision_term(row.schur_size, options.colliding, diagonal);
     factor::SchurSystem system(partial.schur_complement(), schur, {.threads = options.threads});
@@ -310,6 +370,22 @@ int main(int argc, char** argv) {
                 static_cast<int>(r.schur_size), 1e3 * r.cpu.update, 1e3 * r.cpu.refactor, 1e3 * r.cpu.solve,
                 1e3 * r.cpu.total, gpu.c_str(), 1e3 * r.full_refactor_solve, r.cpu.total / r.full_refactor_solve,
                 1e3 * r.forward, 1e3 * r.backward, r.residual);
+  }
+  std::printf("\nPeer: MUMPS's Schur factorization (sequential build, SPD mode, ICNTL(19) = 3; same matrix and Schur set; "
+              "its threads are OpenBLAS's, %d here), JOB = 2 alternating with our partial factorization; ratio = cholsim / "
+              "MUMPS, < 1 means cholsim is faster; own ordering = INFOG(7), its automatic choice (0 AMD, 2 AMF, 3 SCOTCH, 4 PORD, 6 QAMD)\n\n",
+              options.threads);
+  std::printf("| Schur set | m | partial factor ms cholsim | MUMPS our order | ratio | MUMPS own order | ratio | own ordering | "
+              "nnz(L) constrained cholsim | stored partial cholsim | factor entries MUMPS our order | MUMPS own order | "
+              "GFlop cholsim | MUMPS our order | MUMPS own order | max abs(S − S_MUMPS) / max abs(S) |\n");
+  std::printf("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+  for (const Row& r : rows) {
+    std::printf("| %.1f%% | %d | %.1f | %.1f | %.2f | %.1f | %.2f | %d | %lld | %lld | %.0f | %.0f | %.1f | %.1f | %.1f | %.1e |\n",
+                100 * r.fraction, static_cast<int>(r.schur_size), 1e3 * r.partial_factor, 1e3 * r.mumps_ours.factor_seconds,
+                r.partial_factor / r.mumps_ours.factor_seconds, 1e3 * r.mumps_own.factor_seconds,
+                r.partial_factor / r.mumps_own.factor_seconds, r.mumps_own.ordering, static_cast<long long>(r.nnz_partial),
+                static_cast<long long>(r.stored_partial), r.mumps_ours.factor_entries, r.mumps_own.factor_entries,
+                1e-9 * r.flops_partial, 1e-9 * r.mumps_ours.flops, 1e-9 * r.mumps_own.flops, r.schur_difference);
   }
   std::printf("\nGPU Schur system: %s\n", gpu_note.c_str());
   return 0;

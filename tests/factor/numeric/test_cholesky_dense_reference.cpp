@@ -73,6 +73,8 @@ INSTANTIATE_TEST_SUITE_P(
     AllShapes, DenseReference,
     ::testing::Combine(::testing::Range(0, 13),
                        ::testing::Values(OrderingCase{OrderingMethod::nested_dissection, true},
+                                         OrderingCase{OrderingMethod::minimum_degree, true},
+                                         OrderingCase{OrderingMethod::automatic, true},
                                          OrderingCase{OrderingMethod::natural, true},
                                          OrderingCase{OrderingMethod::nested_dissection, false})));
 

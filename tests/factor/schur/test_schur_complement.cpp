@@ -83,7 +83,7 @@ std::vector<Index> random_schur_set(Index n, Index m, unsigned seed) {
 
 std::shared_ptr<const Symbolic> analyze_with_schur(const linalg::SymmetricCscMatrix& a,
                                                    std::vector<Index> schur,
-                                                   OrderingMethod ordering = OrderingMethod::nested_dissection) {
+                                                   OrderingMethod ordering = AnalyzeOptions{}.ordering) {
   AnalyzeOptions options;
   options.ordering = ordering;
   options.schur_set = std::move(schur);
@@ -132,7 +132,8 @@ TEST(SchurComplement, EqualsDenseSchurComplementOnEveryTestShape) {
     const Index n = a.size();
     if (n < 2) continue;
     for (const Index m : {Index{1}, std::max<Index>(2, n / 6), n - 1}) {
-      for (const OrderingMethod ordering : {OrderingMethod::nested_dissection, OrderingMethod::natural}) {
+      for (const OrderingMethod ordering : {OrderingMethod::nested_dissection, OrderingMethod::minimum_degree,
+                                            OrderingMethod::automatic, OrderingMethod::natural}) {
         SCOPED_TRACE(name + " m=" + std::to_string(m) + " " + std::string(to_string(ordering)));
         const std::vector<Index> schur = random_schur_set(n, m, static_cast<unsigned>(n * 31 + m));
         SchurComplementFactor partial(analyze_with_schur(a, schur, ordering));

@@ -68,11 +68,18 @@ double max_abs(const std::vector<double>& v) {
   return m;
 }
 
+/// METIS, whose wide top separators give these small matrices the wide supernodes with update
+/// rows that the kernel paths need (SolveMultipleRhsCoverage); AMD's are at most 16 wide here.
+AnalyzeOptions analysis_options(bool amalgamate) {
+  AnalyzeOptions options;
+  options.ordering = OrderingMethod::nested_dissection;
+  options.amalgamation.enabled = amalgamate;
+  return options;
+}
+
 /// `a` analysed (with or without supernode amalgamation) and factored on one thread.
 Factor factored(const linalg::SymmetricCscMatrix& a, bool amalgamate) {
-  AnalyzeOptions options;
-  options.amalgamation.enabled = amalgamate;
-  Factor factor(analyze(a, options));
+  Factor factor(analyze(a, analysis_options(amalgamate)));
   if (!factor.factorize(a, {.threads = 1}).ok()) throw std::runtime_error(factor.status().message);
   return factor;
 }
@@ -234,7 +241,7 @@ TEST(SolveMultipleRhsCoverage, MatricesHaveTinyAndWideSupernodes) {
   Index narrowest = 1 << 30;
   Index widest_with_update_rows = 0;
   for (const NamedMatrix& named : solve_test_matrices()) {
-    const auto symbolic = analyze(named.matrix);
+    const auto symbolic = analyze(named.matrix, analysis_options(true));
     for (Index s = 0; s < symbolic->supernode_count(); ++s) {
       narrowest = std::min(narrowest, symbolic->column_count(s));
       if (symbolic->row_count(s) > symbolic->column_count(s)) {

@@ -370,7 +370,7 @@ const std::vector<MalformedCase> malformed_cases = {
     // TetGen
     {"NodeDimension2", {{"a.node", "4 2 0 0\n"}, {"a.ele", tet_ele}}, false, "a.node", 1, "2 is out of range"},
     {"NodeBadCoordinate", {{"a.node", "4 3 0 0\n0 0 0 0\n1 1 abc 0\n"}, {"a.ele", tet_ele}}, false, "a.node", 3, "'abc' is not a number"},
-    {"NodeMissingCoordinate", {{"a.node", "4 3 0 0\n0 0 0\n"}, {"a.ele", tet_ele}}, false, "a.node", 2, "line ends early"},
+    {"NodeMissingCoordinate", {{"a.node", "4 3 0 0\n0 0 0\n1 1 0 0\n"}, {"a.ele", tet_ele}}, false, "a.node", 2, "line ends early"},
     {"NodeNotConsecutive", {{"a.node", "4 3 0 0\n0 0 0 0\n5 1 0 0\n"}, {"a.ele", tet_ele}}, false, "a.node", 3, "point number 5"},
     {"NodeFirstNumber2", {{"a.node", "4 3 0 0\n2 0 0 0\n"}, {"a.ele", tet_ele}}, false, "a.node", 2, "first point number 2"},
     {"NodeFileEndsEarly", {{"a.node", "5 3 0 0\n0 0 0 0\n1 1 0 0\n2 0 1 0\n3 0 0 1\n"}, {"a.ele", tet_ele}}, false, "a.node", 5, "the file ends"},
@@ -419,6 +419,20 @@ const std::vector<MalformedCase> malformed_cases = {
     {"StlBinaryNaN", {{"a.stl", one_triangle_binary_stl(std::numeric_limits<float>::quiet_NaN())}}, true, "a.stl", 0, "binary triangle 1 has a non-finite coordinate"},
     {"StlBinaryEmpty", {{"a.stl", std::string(80, ' ') + std::string(4, '\0')}}, true, "a.stl", 0, "no facets"},
     {"StlNeitherAsciiNorBinary", {{"a.stl", "hello\n"}}, true, "a.stl", 1, "'solid <name>'"},
+    // D3: a count the remaining bytes cannot hold (at least 2 bytes a line) fails on the line
+    // that announces it, before anything is reserved for it.
+    {"NodeHugePointCount", {{"a.node", "500000000 3 0 0\n1 0 0 0\n2 1 0 0\n"}, {"a.ele", tet_ele}}, false, "a.node", 1,
+     "the file ends early: it announces 500000000 point lines but its 16 remaining bytes hold at most 8 lines"},
+    {"EleHugeTetCount", {{"a.ele", "500000000 4 0\n0 0 1 2 3\n"}, {"a.node", tet_node}}, false, "a.ele", 1,
+     "the file ends early: it announces 500000000 tet lines"},
+    {"MeditHugeVertexCount", {{"a.mesh", medit_head + "Vertices\n500000000\n0 0 0 0\nEnd\n"}}, false, "a.mesh", 4,
+     "the file ends early: it announces 500000000 vertex lines"},
+    {"MeditHugeTetCount", {{"a.mesh", medit_head + medit_vertices + "Tetrahedra 500000000\n1 2 3 4 0\nEnd\n"}}, false, "a.mesh", 9,
+     "the file ends early: it announces 500000000 tetrahedron lines"},
+    {"Gmsh41HugeNodeBlock", {{"a.msh", msh41_head + "$Nodes\n1 500000000 1 500000000\n3 1 0 500000000\n1\n"}}, false, "a.msh", 6,
+     "the file ends early: it announces 1000000000 lines of node tags and coordinates"},
+    {"OffHugeVertexCount", {{"a.off", "OFF\n500000000 1 0\n0 0 0\n3 0 1 2\n"}}, true, "a.off", 2,
+     "the file ends early: it announces 500000000 vertex lines"},
     // Dispatch
     {"UnknownTetExtension", {{"a.vtk", "x\n"}}, false, "a.vtk", 0, "unknown tet mesh extension '.vtk'"},
     {"UnknownSurfaceExtension", {{"a.ply", "x\n"}}, true, "a.ply", 0, "unknown surface mesh extension '.ply'"},

@@ -1,0 +1,22 @@
+# Checks the folder a run stopped by --max-output left: the .vtu frames and the .pvd together
+# within MAX_BYTES, no *.partial, and a .pvd that VTK reads listing every frame present.
+#   cmake -DDIR=<folder> -DBASE=corot -DMAX_BYTES=<n> -DREADER=<read_vtk_series> -P check_bounded_series.cmake
+file(GLOB frames ${DIR}/${BASE}_*.vtu)
+file(GLOB partial ${DIR}/*.partial)
+list(LENGTH frames frame_count)
+set(bytes 0)
+foreach(file ${frames} ${DIR}/${BASE}.pvd)
+  file(SIZE ${file} size)
+  math(EXPR bytes "${bytes} + ${size}")
+endforeach()
+if(partial)
+  message(FATAL_ERROR "temporary files remain: ${partial}")
+endif()
+if(frame_count EQUAL 0 OR bytes GREATER MAX_BYTES)
+  message(FATAL_ERROR "${frame_count} frames and the .pvd take ${bytes} bytes; expected 1 or more within ${MAX_BYTES}")
+endif()
+execute_process(COMMAND ${READER} ${DIR}/${BASE}.pvd --frames ${frame_count} RESULT_VARIABLE code)
+if(NOT code EQUAL 0)
+  message(FATAL_ERROR "${DIR}/${BASE}.pvd does not list the ${frame_count} frames present")
+endif()
+message(STATUS "${frame_count} frames in ${bytes} bytes <= ${MAX_BYTES}")

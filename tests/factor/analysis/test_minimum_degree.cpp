@@ -1,0 +1,329 @@
+// Approximate minimum degree: valid orders on random and adversarial graphs, fill against
+// SuiteSparse AMD on the same graphs, the automatic AMD/METIS choice, and whole
+// factorizations that use it.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <numeric>
+#include <random>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "bench/suitesparse_amd_reference.hpp"
+#include "factor/analysis/column_counts.hpp"
+#include "factor/analysis/minimum_degree.hpp"
+#include "factor/analysis/symbolic.hpp"
+#include "factor/numeric/cholesky_factor.hpp"
+#include "linalg/generators.hpp"
+#include "tests/factor/factor_test_matrices.hpp"
+
+namespace cholsim::factor {
+namespace {
+
+using Edges = std::vector<std::pair<Index, Index>>;
+
+struct GraphCase {
+  std::string name;
+  Index n;
+  Edges edges;  // (i, j) with i > j
+};
+
+void add_edge(Edges& edges, Index a, Index b) { edges.emplace_back(std::max(a, b), std::min(a, b)); }
+
+Edges path_edges(Index n) {
+  Edges edges;
+  for (Index i = 1; i < n; ++i) add_edge(edges, i, i - 1);
+  return edges;
+}
+
+Edges grid_edges(Index nx, Index ny) {
+  Edges edges;
+  for (Index y = 0; y < ny; ++y) {
+    for (Index x = 0; x < nx; ++x) {
+      if (x > 0) add_edge(edges, y * nx + x, y * nx + x - 1);
+      if (y > 0) add_edge(edges, y * nx + x, (y - 1) * nx + x);
+    }
+  }
+  return edges;
+}
+
+// A random tree: every vertex hangs from an earlier one.
+Edges random_tree_edges(Index n, std::mt19937& rng) {
+  Edges edges;
+  for (Index i = 1; i < n; ++i) add_edge(edges, i, std::uniform_int_distribution<Index>(0, i - 1)(rng));
+  return edges;
+}
+
+// A 2D grid whose `hubs` are joined to every other vertex: rows far above 10·√n.
+Edges grid_with_hubs(Index side, std::initializer_list<Index> hubs) {
+  Edges edges = grid_edges(side, side);
+  for (Index hub : hubs) {
+    for (Index v = 0; v < side * side; ++v) {
+      const bool other_hub = std::find(hubs.begin(), hubs.end(), v) != hubs.end() && v < hub;
+      if (v != hub && !other_hub) add_edge(edges, hub, v);
+    }
+  }
+  std::sort(edges.begin(), edges.end());
+  edges.erase(std::unique(edges.begin(), edges.end()), edges.end());
+  return edges;
+}
+
+Edges arrowhead_edges(Index n, Index hub) {
+  Edges edges;
+  for (Index v = 0; v < n; ++v) {
+    if (v != hub) add_edge(edges, hub, v);
+  }
+  return edges;
+}
+
+std::vector<GraphCase> adversarial_graphs() {
+  std::mt19937 rng(23);
+  std::vector<GraphCase> cases{
+      {"empty", 0, {}},
+      {"single_vertex", 1, {}},
+      {"no_edges", 25, {}},
+      {"path", 50, path_edges(50)},
+      {"clique", 40, testing::random_edges(40, 1.0, rng)},
+      {"grid_20x20", 400, grid_edges(20, 20)},
+      {"arrowhead", 500, arrowhead_edges(500, 499)},
+      {"grid_with_two_dense_rows", 900, grid_with_hubs(30, {7, 450})},
+      {"random_tree", 300, random_tree_edges(300, rng)},
+  };
+  Edges components;  // four random blocks and isolated vertices in between
+  for (Index block = 0; block < 4; ++block) {
+    for (auto [i, j] : testing::random_edges(30, 0.2, rng)) add_edge(components, i + 40 * block, j + 40 * block);
+  }
+  cases.push_back({"disconnected", 160, components});
+  for (const double density : {0.005, 0.02, 0.1, 0.4}) {
+    for (const unsigned seed : {1u, 2u, 3u}) {
+      std::mt19937 random(seed);
+      cases.push_back({"random_" + std::to_string(density) + "_" + std::to_string(seed), 300,
+                       testing::random_edges(300, density, random)});
+    }
+  }
+  return cases;
+}
+
+linalg::SymmetricCscMatrix matrix_of(const GraphCase& graph_case) {
+  return testing::spd_from_edges(graph_case.n, graph_case.edges, 7);
+}
+
+bool is_permutation_of(const std::vector<Index>& perm, Index n) {
+  if (static_cast<Index>(perm.size()) != n) return false;
+  std::vector<char> seen(static_cast<std::size_t>(n), 0);
+  for (Index v : perm) {
+    if (v < 0 || v >= n || seen[v]) return false;
+    seen[v] = 1;
+  }
+  return true;
+}
+
+std::int64_t fill_of(const linalg::SymmetricCscMatrix& a, std::span<const Index> perm) {
+  const std::vector<Index> counts = ordered_column_counts(a, perm);
+  return std::accumulate(counts.begin(), counts.end(), std::int64_t{0});
+}
+
+TEST(MinimumDegree, ValidPermutationOnAdversarialAndRandomGraphs) {
+  for (const GraphCase& graph_case : adversarial_graphs()) {
+    SCOPED_TRACE(graph_case.name);
+    const AdjacencyGraph graph = adjacency_graph(matrix_of(graph_case), 1);
+    for (const bool aggressive : {true, false}) {
+      for (const double dense_row_factor : {10.0, -1.0}) {
+        MinimumDegreeOptions options;
+        options.dense_row_factor = dense_row_factor;
+        options.aggressive_absorption = aggressive;
+        const auto perm = approximate_minimum_degree(graph, options);
+        EXPECT_TRUE(is_permutation_of(perm, graph_case.n))
+            << "aggressive " << aggressive << ", dense factor " << dense_row_factor;
+      }
+    }
+  }
+}
+
+// Garbage collection moves lists without reordering them, so a workspace with no elbow room
+// (a collection for nearly every pivot) gives the very same ordering.
+TEST(MinimumDegree, GarbageCollectionDoesNotChangeTheOrdering) {
+  for (const GraphCase& graph_case : adversarial_graphs()) {
+    SCOPED_TRACE(graph_case.name);
+    const AdjacencyGraph graph = adjacency_graph(matrix_of(graph_case), 1);
+    MinimumDegreeOptions no_elbow_room;
+    no_elbow_room.elbow_room = 0.0;
+    EXPECT_EQ(approximate_minimum_degree(graph, no_elbow_room), approximate_minimum_degree(graph));
+  }
+}
+
+// The paper's rule: degree > max(16, 10·√n) is dense, ordered last (increasing); the rest is
+// still a minimum degree order, so the grid under the hubs fills like the grid alone.
+TEST(MinimumDegree, DenseRowsAreOrderedLast) {
+  const GraphCase hubs{"hubs", 900, grid_with_hubs(30, {7, 450})};
+  const auto perm = approximate_minimum_degree(adjacency_graph(matrix_of(hubs), 1));
+  ASSERT_TRUE(is_permutation_of(perm, 900));
+  EXPECT_EQ(perm[898], 7);
+  EXPECT_EQ(perm[899], 450);
+  // Arrowhead: the hub last means no fill at all.
+  const auto arrowhead = testing::spd_from_edges(500, arrowhead_edges(500, 0), 3);
+  const auto arrow_perm = approximate_minimum_degree(adjacency_graph(arrowhead, 1));
+  EXPECT_EQ(arrow_perm.back(), 0);
+  EXPECT_EQ(fill_of(arrowhead, arrow_perm), 500 + 499);
+}
+
+// Minimum degree eliminates leaves first, so trees and paths get no fill at all.
+TEST(MinimumDegree, TreesGetNoFill) {
+  std::mt19937 rng(5);
+  for (const GraphCase& tree : {GraphCase{"path", 200, path_edges(200)},
+                                GraphCase{"random_tree", 500, random_tree_edges(500, rng)}}) {
+    SCOPED_TRACE(tree.name);
+    const auto a = matrix_of(tree);
+    EXPECT_EQ(fill_of(a, approximate_minimum_degree(adjacency_graph(a, 1))),
+              tree.n + static_cast<std::int64_t>(tree.edges.size()));
+  }
+}
+
+struct ReferenceCase {
+  std::string name;
+  linalg::SymmetricCscMatrix matrix;
+  Index dofs_per_node;
+};
+
+std::vector<ReferenceCase> reference_matrices() {
+  linalg::ElasticityBoxOptions box;
+  box.nx = 9;
+  box.ny = 7;
+  box.nz = 6;
+  std::mt19937 rng(11);
+  std::vector<ReferenceCase> cases;
+  cases.push_back({"laplacian_2d_80x70", linalg::laplacian_2d(80, 70), 1});
+  cases.push_back({"laplacian_3d_16x15x14", linalg::laplacian_3d(16, 15, 14), 1});
+  cases.push_back({"elasticity_9x7x6_scalar_graph", linalg::elasticity_matrix(box), 1});
+  cases.push_back({"elasticity_9x7x6_node_graph", linalg::elasticity_matrix(box), 3});
+  cases.push_back({"random_1500", testing::spd_from_edges(1500, testing::random_edges(1500, 0.003, rng), 2), 1});
+  return cases;
+}
+
+// The acceptance bound of issue 23: nnz(L) within 2 % of SuiteSparse AMD's on the same graph
+// (the DOF graph; with k DOFs a node ours orders the compressed node graph, SuiteSparse the
+// DOF graph, as each would be used). Minimum degree breaks ties by vertex label, and on one
+// labelling either ordering can be several per cent ahead of the other (both ways, up to ±7 %
+// on these grids), so the fill is summed over the given labelling and five random ones.
+TEST(MinimumDegree, FillWithinTwoPercentOfSuiteSparseAmd) {
+  for (const ReferenceCase& reference : reference_matrices()) {
+    SCOPED_TRACE(reference.name);
+    std::int64_t our_fill = 0;
+    std::int64_t suitesparse_fill = 0;
+    for (unsigned labelling = 0; labelling < 6; ++labelling) {
+      const Index nodes = reference.matrix.size() / reference.dofs_per_node;
+      std::vector<Index> node_relabel(static_cast<std::size_t>(nodes));
+      std::iota(node_relabel.begin(), node_relabel.end(), 0);
+      std::mt19937 rng(labelling);
+      if (labelling > 0) std::shuffle(node_relabel.begin(), node_relabel.end(), rng);
+      const auto a = linalg::permute_symmetric(reference.matrix,
+                                               expand_node_ordering(node_relabel, reference.dofs_per_node));
+      const auto ours = minimum_degree_ordering(a, reference.dofs_per_node);
+      ASSERT_TRUE(is_permutation_of(ours, a.size()));
+      our_fill += fill_of(a, ours);
+      suitesparse_fill += fill_of(a, reference::suitesparse_amd(adjacency_graph(a, 1)));
+    }
+    EXPECT_LE(static_cast<double>(our_fill), 1.02 * static_cast<double>(suitesparse_fill))
+        << "ours " << our_fill << ", SuiteSparse AMD " << suitesparse_fill;
+  }
+}
+
+struct PredictedCost {
+  double flops = 0.0;
+  double factor_nonzeros = 0.0;
+};
+
+PredictedCost predicted_cost(const linalg::SymmetricCscMatrix& a, std::span<const Index> perm) {
+  PredictedCost cost;
+  for (const Index c : ordered_column_counts(a, perm)) {
+    cost.flops += static_cast<double>(c) * c;
+    cost.factor_nonzeros += c;
+  }
+  return cost;
+}
+
+// `auto` runs AMD; where the thresholds call its factorization expensive it also runs METIS
+// and keeps whichever predicts fewer flops.
+TEST(AutomaticOrdering, KeepsTheCandidateWithFewerFlops) {
+  linalg::ElasticityBoxOptions box;
+  box.nx = box.ny = box.nz = 12;
+  const std::vector<ReferenceCase> cases{
+      {"laplacian_2d_40x40", linalg::laplacian_2d(40, 40), 1},
+      {"elasticity_12x12x12", linalg::elasticity_matrix(box), 3},
+  };
+  bool metis_was_tried = false;
+  for (const ReferenceCase& reference : cases) {
+    SCOPED_TRACE(reference.name);
+    const auto& a = reference.matrix;
+    const FillReducingOrdering chosen = fill_reducing_ordering(a, OrderingMethod::automatic, reference.dofs_per_node);
+    const auto amd = minimum_degree_ordering(a, reference.dofs_per_node);
+    const PredictedCost amd_cost = predicted_cost(a, amd);
+    EXPECT_DOUBLE_EQ(chosen.minimum_degree_flops, amd_cost.flops);
+    const bool expensive = amd_cost.flops >= kMetisTrialFlopsPerEntry * amd_cost.factor_nonzeros &&
+                           amd_cost.factor_nonzeros >= kMetisTrialFillRatio * static_cast<double>(a.nnz_lower());
+    if (!expensive) {
+      EXPECT_EQ(chosen.nested_dissection_flops, 0.0);
+      EXPECT_EQ(chosen.method, OrderingMethod::minimum_degree);
+      EXPECT_EQ(chosen.permutation, amd);
+      continue;
+    }
+    metis_was_tried = true;
+    const auto metis = nested_dissection_ordering(a, reference.dofs_per_node);
+    const double metis_flops = predicted_cost(a, metis).flops;
+    EXPECT_DOUBLE_EQ(chosen.nested_dissection_flops, metis_flops);
+    const bool metis_cheaper = metis_flops < amd_cost.flops;
+    EXPECT_EQ(chosen.method, metis_cheaper ? OrderingMethod::nested_dissection : OrderingMethod::minimum_degree);
+    EXPECT_EQ(chosen.permutation, metis_cheaper ? metis : amd);
+  }
+  EXPECT_TRUE(metis_was_tried) << "no case exercised the METIS branch";
+}
+
+// The analysis records the choice; a compressed AMD ordering keeps each node's DOFs
+// consecutive; and the factorization with it solves.
+TEST(MinimumDegreeFactorization, ElasticitySolvesWithCompressedOrdering) {
+  linalg::ElasticityBoxOptions box;
+  box.nx = 6;
+  box.ny = 5;
+  box.nz = 4;
+  const auto a = linalg::elasticity_matrix(box);
+  for (const OrderingMethod method : {OrderingMethod::minimum_degree, OrderingMethod::automatic}) {
+    SCOPED_TRACE(std::string(to_string(method)));
+    AnalyzeOptions options;
+    options.ordering = method;
+    options.dofs_per_node = 3;
+    const auto symbolic = analyze(a, options);
+    EXPECT_NE(symbolic->stats().ordering_used, OrderingMethod::automatic);
+    if (method == OrderingMethod::automatic) {
+      EXPECT_GT(symbolic->stats().minimum_degree_flops, 0.0);
+    }
+    const auto perm = symbolic->permutation();
+    for (Index k = 0; k < a.size(); k += 3) {
+      ASSERT_EQ(perm[k] % 3, 0);
+      ASSERT_EQ(perm[k + 1], perm[k] + 1);
+      ASSERT_EQ(perm[k + 2], perm[k] + 2);
+    }
+    Factor factor(symbolic);
+    ASSERT_TRUE(factor.factorize(a, {.threads = 2}).ok()) << factor.status().message;
+    std::vector<double> x_true(static_cast<std::size_t>(a.size()));
+    std::iota(x_true.begin(), x_true.end(), 1.0);
+    std::vector<double> b(x_true.size());
+    linalg::symmetric_multiply(a, x_true, b);
+    std::vector<double> x = b;
+    factor.solve(x);
+    EXPECT_LE(testing::relative_residual(a, x, b), 1e-12);
+  }
+}
+
+TEST(OrderingMethodNames, ParseAndPrintAmdAndAuto) {
+  EXPECT_EQ(parse_ordering_method("amd"), OrderingMethod::minimum_degree);
+  EXPECT_EQ(parse_ordering_method("auto"), OrderingMethod::automatic);
+  EXPECT_EQ(to_string(OrderingMethod::minimum_degree), "amd");
+  EXPECT_EQ(to_string(OrderingMethod::automatic), "auto");
+  EXPECT_EQ(AnalyzeOptions{}.ordering, OrderingMethod::automatic);
+  EXPECT_THROW(parse_ordering_method("colamd"), std::invalid_argument);
+  EXPECT_THROW(fill_reducing_ordering(linalg::laplacian_2d(3, 3), OrderingMethod::given, 1), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace cholsim::factor
