@@ -9,7 +9,6 @@
 #include <iostream>
 #include <limits>
 #include <memory>
-#include <new>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -19,9 +18,7 @@
 #include "fem/elements/corotational_element.hpp"
 #include "fem/elements/elastic_body.hpp"
 #include "fem/health/simulation_health.hpp"
-#include "fem/mesh/mesh_io.hpp"
 #include "fem/mesh/tet_mesh.hpp"
-#include "fem/mesh/tetgen.hpp"
 #include "interrupt_signals.hpp"
 #include "mesh_source.hpp"
 #include "output_folder.hpp"
@@ -166,9 +163,9 @@ struct RunTotals {
 
 /// The simulation's own numerical failures (a factorization that is not positive definite)
 /// arrive as std::runtime_error; they map to exit code 3, unlike output errors.
-class SimulationFailure : public std::runtime_error {
+class SimulationFailure : public NumericalFailure {
  public:
-  using std::runtime_error::runtime_error;
+  using NumericalFailure::NumericalFailure;
 };
 
 template <typename Work>
@@ -418,35 +415,7 @@ int run_corot(const CorotCommandOptions& flags, const CLI::App& command) {
 }
 
 int run_corot_command(const CorotCommandOptions& flags, const CLI::App& command) {
-  const auto fail = [](const std::string& message, int code) {
-    std::cerr << "cholsim corot: error: " << message << '\n';
-    return code;
-  };
-  try {
-    return run_corot(flags, command);
-  } catch (const fem::MeshFormatError& error) {
-    return fail(error.what(), exit_bad_input);
-  } catch (const fem::InvalidMeshError& error) {
-    return fail(error.what(), exit_bad_input);
-  } catch (const MeshSourceError& error) {
-    return fail(error.what(), exit_bad_input);
-  } catch (const fem::TetgenError& error) {
-    // tetgen rejects surfaces that are open, self-intersecting or non-manifold.
-    return fail(error.what(), exit_bad_input);
-  } catch (const SceneError& error) {
-    return fail(error.what(), exit_bad_input);
-  } catch (const OutputError& error) {
-    return fail(error.what(), exit_bad_input);
-  } catch (const std::invalid_argument& error) {
-    // The library rejects an impossible material or option with context.
-    return fail(error.what(), exit_bad_input);
-  } catch (const SimulationFailure& error) {
-    return fail(error.what(), exit_numerical);
-  } catch (const std::bad_alloc&) {
-    return fail("out of memory", exit_failure);
-  } catch (const std::exception& error) {
-    return fail(error.what(), exit_failure);
-  }
+  return run_reporting_errors("corot", [&] { return run_corot(flags, command); });
 }
 
 }  // namespace

@@ -197,7 +197,9 @@ void read_mesh_keys(SceneObject& root, const std::filesystem::path& folder, Coro
     scene.mesh.builtin = root.text("builtin");
     if (std::find(builtin_mesh_names.begin(), builtin_mesh_names.end(), scene.mesh.builtin) ==
         builtin_mesh_names.end()) {
-      root.fail("builtin", "is '" + scene.mesh.builtin + "'; expected box, sphere, torus, sheet or bunny");
+      std::string expected;
+      for (const std::string& name : builtin_mesh_names) expected += (expected.empty() ? "" : ", ") + name;
+      root.fail("builtin", "is '" + scene.mesh.builtin + "'; expected one of " + expected);
     }
     if (root.has("mesh")) root.fail("builtin", "and \"mesh\" exclude each other");
   }

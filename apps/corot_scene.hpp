@@ -43,6 +43,8 @@
 #include "fem/elements/elastic_body.hpp"
 #include "mesh_source.hpp"
 
+#include "command.hpp"
+
 namespace cholsim::apps {
 
 /// The axis-aligned box {x : low ≤ x ≤ high} (per component).
@@ -95,9 +97,9 @@ struct CorotScene {
 
 /// A scene file or flag value that cannot be used; what() names the file (with the line for
 /// JSON syntax errors) or the flag. Exit code 2.
-class SceneError : public std::runtime_error {
+class SceneError : public BadInputError {
  public:
-  using std::runtime_error::runtime_error;
+  using BadInputError::BadInputError;
 };
 
 /// Applies the keys of the JSON scene file at `path` to `scene`.

@@ -6,7 +6,6 @@
 #include <filesystem>
 #include <iostream>
 #include <memory>
-#include <new>
 #include <optional>
 #include <span>
 #include <stdexcept>
@@ -463,32 +462,7 @@ void add_factor_command(CLI::App& app, CommandAction& action) {
 }
 
 int run_factor_command(const FactorCommandOptions& options) {
-  MemoryLimit limit;
-  try {
-    limit = resolve_memory_limit(options.max_memory);
-    return run_factor(options, limit);
-  } catch (const linalg::MatrixMarketError& error) {
-    std::cerr << "cholsim factor: error: " << error.what() << '\n';
-    return exit_bad_input;
-  } catch (const BuiltinSpecError& error) {
-    std::cerr << "cholsim factor: error: " << error.what() << '\n';
-    return exit_bad_input;
-  } catch (const OutputError& error) {
-    // --plot DIR cannot be created or written.
-    std::cerr << "cholsim factor: error: " << error.what() << '\n';
-    return exit_bad_input;
-  } catch (const std::invalid_argument& error) {
-    // The library rejects a malformed matrix or an impossible option with context; memory
-    // admission refuses a request above --max-memory (MemoryLimitExceeded).
-    std::cerr << "cholsim factor: error: " << error.what() << '\n';
-    return exit_bad_input;
-  } catch (const std::bad_alloc&) {
-    std::cerr << "cholsim factor: error: " << out_of_memory_message(limit) << '\n';
-    return exit_bad_input;
-  } catch (const std::exception& error) {
-    std::cerr << "cholsim factor: error: " << error.what() << '\n';
-    return exit_failure;
-  }
+  return run_reporting_errors("factor", [&] { return run_factor(options, resolve_memory_limit(options.max_memory)); });
 }
 
 }  // namespace cholsim::apps

@@ -81,9 +81,4 @@ void admit(const MemoryNeed& need, const MemoryLimit& limit) {
   throw MemoryLimitExceeded(message);
 }
 
-std::string out_of_memory_message(const MemoryLimit& limit) {
-  return "out of memory: an allocation failed although the prediction fitted " + readable_bytes(static_cast<std::int64_t>(limit.bytes)) +
-         " (" + limit.origin + "); other processes may hold the memory, or the prediction missed this step";
-}
-
 }  // namespace cholsim::apps

@@ -13,6 +13,8 @@
 
 #include <CLI/CLI.hpp>
 
+#include "command.hpp"
+
 namespace cholsim::apps {
 
 struct MemoryLimit {
@@ -20,11 +22,10 @@ struct MemoryLimit {
   std::string origin;  ///< "--max-memory 2G" or "the available memory (MemAvailable)"
 };
 
-/// A predicted footprint above the limit. An impossible request is bad input (exit 2), so it
-/// is an std::invalid_argument, which every command already reports that way.
-class MemoryLimitExceeded : public std::invalid_argument {
+/// A predicted footprint above the limit: an impossible request is bad input (exit 2).
+class MemoryLimitExceeded : public BadInputError {
  public:
-  using std::invalid_argument::invalid_argument;
+  using BadInputError::BadInputError;
 };
 
 /// What a step is predicted to hold, item by item ("L", "update blocks", …).
@@ -50,8 +51,5 @@ std::int64_t peak_resident_bytes();
 
 /// Throws MemoryLimitExceeded when `need` exceeds `limit`, naming both and every item.
 void admit(const MemoryNeed& need, const MemoryLimit& limit);
-
-/// The message for a std::bad_alloc that admission did not foresee.
-std::string out_of_memory_message(const MemoryLimit& limit);
 
 }  // namespace cholsim::apps

@@ -33,6 +33,8 @@
 
 #include "fem/mesh/tet_mesh.hpp"
 
+#include "command.hpp"
+
 namespace cholsim::apps {
 
 struct MeshSourceOptions {
@@ -77,9 +79,9 @@ struct LoadedMesh {
 };
 
 /// Bad mesh flags or an unavailable mesh source (see the header comment); exit code 2.
-class MeshSourceError : public std::runtime_error {
+class MeshSourceError : public BadInputError {
  public:
-  using std::runtime_error::runtime_error;
+  using BadInputError::BadInputError;
 };
 
 /// Registers --mesh, --builtin, --resolution, --scale and --tetgen-switches on `command`, writing into `options`

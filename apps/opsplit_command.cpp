@@ -8,14 +8,12 @@
 #include <cmath>
 #include <iostream>
 #include <memory>
-#include <new>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "fem/elements/elastic_body.hpp"
 #include "fem/health/simulation_health.hpp"
-#include "fem/mesh/mesh_io.hpp"
 #include "fem/mesh/tet_mesh.hpp"
 #include "fem/opsplit/operator_splitting.hpp"
 #include "interrupt_signals.hpp"
@@ -59,9 +57,9 @@ struct OpsplitCommandOptions {
 };
 
 /// A --fixed value that cannot be used; exit code 2.
-class FixedSpecError : public std::runtime_error {
+class FixedSpecError : public BadInputError {
  public:
-  using std::runtime_error::runtime_error;
+  using BadInputError::BadInputError;
 };
 
 /// --fixed top:F (the top fraction F of the height, y), side:F (the fraction F of the length
@@ -241,29 +239,7 @@ int run_opsplit(const OpsplitCommandOptions& flags) {
 }
 
 int run_opsplit_command(const OpsplitCommandOptions& flags) {
-  const auto fail = [](const std::string& message, int code) {
-    std::cerr << "cholsim opsplit: error: " << message << '\n';
-    return code;
-  };
-  try {
-    return run_opsplit(flags);
-  } catch (const fem::MeshFormatError& error) {
-    return fail(error.what(), exit_bad_input);
-  } catch (const fem::InvalidMeshError& error) {
-    return fail(error.what(), exit_bad_input);
-  } catch (const MeshSourceError& error) {
-    return fail(error.what(), exit_bad_input);
-  } catch (const FixedSpecError& error) {
-    return fail(error.what(), exit_bad_input);
-  } catch (const OutputError& error) {
-    return fail(error.what(), exit_bad_input);
-  } catch (const std::invalid_argument& error) {
-    return fail(error.what(), exit_bad_input);  // an impossible material or option, with context
-  } catch (const std::bad_alloc&) {
-    return fail("out of memory", exit_failure);
-  } catch (const std::exception& error) {
-    return fail(error.what(), exit_failure);
-  }
+  return run_reporting_errors("opsplit", [&] { return run_opsplit(flags); });
 }
 
 }  // namespace

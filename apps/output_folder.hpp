@@ -14,13 +14,15 @@
 #include <string>
 #include <string_view>
 
+#include "command.hpp"
+
 namespace cholsim::apps {
 
 /// An output file or folder that cannot be created or written; what() names the path and
 /// the reason ("disk full", "Permission denied"). Exit code 2.
-class OutputError : public std::runtime_error {
+class OutputError : public BadInputError {
  public:
-  using std::runtime_error::runtime_error;
+  using BadInputError::BadInputError;
 };
 
 /// A file the caller is about to (re)write, with its new size, for OutputFolder::fits.
