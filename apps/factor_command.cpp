@@ -80,9 +80,9 @@ MemoryNeed factorization_need(const linalg::SymmetricCscMatrix& a, const factor:
                   {{"matrix", matrix_bytes(a)},
                    {"analysis", estimate.symbolic_bytes},
                    {"L", estimate.factor_bytes},
-                   {"update blocks", estimate.peak_update_bytes},
+                   {"update blocks", estimate.update_block_memory_bytes()},
                    {"bookkeeping", estimate.bookkeeping_bytes}}};
-  const std::int64_t one_more = estimate.factor_bytes + estimate.peak_update_bytes;
+  const std::int64_t one_more = estimate.factor_bytes + estimate.update_block_memory_bytes();
   if (options.derivative || !options.derivative_file.empty()) need.items.emplace_back("L and L-dot", 2 * one_more);
   if (options.schur_fraction > 0.0 || !options.schur_set_file.empty()) {
     need.items.emplace_back("partial factorization", estimate.symbolic_bytes + one_more);
@@ -271,6 +271,7 @@ Report build_report(const FactorCommandOptions& options, const LoadedMatrix& loa
   const double gflops = factor_median > 0.0 ? analysis.flops / factor_median / 1e9 : 0.0;
   report.add("gflops", "GFLOP/s", gflops, format_fixed(gflops, 2));
   report.add_bytes("peak_update_bytes", "peak update bytes", factor_stats.peak_update_bytes);
+  report.add_bytes("update_arena_bytes", "update arena (high water)", factor_stats.update_arena_bytes);
   report.add_count("parallel_subtrees", "parallel subtrees", factor_stats.parallel_subtrees);
   report.add_count("top_supernodes", "top supernodes", factor_stats.top_supernodes);
 

@@ -53,9 +53,9 @@ const FactorStatus& FactorDerivative::factorize_with_derivative(
   const Index count = symbolic().supernode_count();
   derivative_.resize(static_cast<std::size_t>(symbolic().factor_value_count()));
   // U̇ is kept exactly when U is, and released by the same policy (derivative_step).
-  UpdateBlockStore transient(count);
+  UpdateBlockStore transient(symbolic(), BlockLifetime::one_call);
   UpdateBlockStore& derivative_updates =
-      update_blocks_for_call(retained_derivative_, options.retain_update_blocks, transient, count);
+      update_blocks_for_call(retained_derivative_, options.retain_update_blocks, transient, symbolic());
   DerivativeWork work(count);
   // L̇ costs about twice L in every supernode, so L's flops still balance the schedule.
   const std::vector<double> factor_seconds =

@@ -101,15 +101,15 @@ std::vector<double> Factor::compute_all_supernodes(const linalg::SymmetricCscMat
   const Symbolic& sym = *symbolic_;
   values_.resize(static_cast<std::size_t>(sym.factor_value_count()));
   stale_.assign(static_cast<std::size_t>(sym.supernode_count()), 1);
-  UpdateBlockStore transient(sym.supernode_count());
-  UpdateBlockStore& updates =
-      update_blocks_for_call(retained_, options.retain_update_blocks, transient, sym.supernode_count());
+  UpdateBlockStore transient(sym, BlockLifetime::one_call);
+  UpdateBlockStore& updates = update_blocks_for_call(retained_, options.retain_update_blocks, transient, sym);
   keeps_block_ = retained_ ? retained_update_blocks(sym, options.retain_min_flops_per_entry) : std::vector<char>{};
   std::vector<double> seconds =
       compute_supernodes(a, {}, linalg::resolve_thread_count(options.threads), updates, keeps_block_, follow_up);
   // seed 000 §4.4: the time of every supernode in the full factorization is its cost.
   cost_model_ = SupernodeCostModel(seconds);
   stats_.peak_update_bytes = updates.peak_bytes();
+  stats_.update_arena_bytes = updates.arena_bytes();
   return seconds;
 }
 

@@ -53,6 +53,9 @@ struct FactorStats {
   int threads = 1;
   std::int64_t factor_bytes = 0;         ///< L's values
   std::int64_t peak_update_bytes = 0;    ///< most bytes held in update blocks at once
+  /// Bytes of the arena the blocks were placed in (its high-water mark, ≥ peak_update_bytes);
+  /// 0 with retain_update_blocks, whose blocks are allocated one by one (multifrontal.hpp).
+  std::int64_t update_arena_bytes = 0;
   std::int64_t retained_update_bytes = 0;  ///< update blocks kept for refactorize (0 if not retained)
   Index recomputed_supernodes = 0;  ///< supernodes this call computed (all for factorize)
   double recomputed_flops = 0.0;    ///< their flops (Symbolic::supernode_flops)

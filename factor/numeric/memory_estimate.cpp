@@ -2,10 +2,12 @@
 
 #include <algorithm>
 #include <functional>
+#include <limits>
 #include <queue>
 #include <span>
 #include <vector>
 
+#include "factor/numeric/first_fit_placement.hpp"
 #include "factor/numeric/tree_scheduler.hpp"
 #include "factor/numeric/update_stack_profile.hpp"
 #include "factor/update/update_block_retention.hpp"
@@ -20,27 +22,39 @@ constexpr std::int64_t kBookkeepingBytesPerSupernode = 96;
 
 // The update blocks alive during one factorization call, replayed supernode by supernode.
 // A supernode allocates its block while its children's blocks are still held (they are
-// released when it finishes), and blocks marked `kept` are never released.
+// released when it finishes), and blocks marked `kept` are never released. Without kept
+// blocks the store places them in its arena (BlockLifetime::one_call), replayed here with
+// the same first-fit placement.
 class LiveBlocks {
  public:
-  LiveBlocks(const Symbolic& symbolic, std::span<const char> kept) : symbolic_(symbolic), kept_(kept) {}
+  LiveBlocks(const Symbolic& symbolic, std::span<const char> kept)
+      : symbolic_(symbolic), kept_(kept), arena_(std::numeric_limits<std::int64_t>::max()),
+        offset_(kept.empty() ? static_cast<std::size_t>(symbolic.supernode_count()) : 0) {}
 
   void start(Index s) {
-    live_ += update_block_bytes(symbolic_, s);
+    const std::int64_t bytes = update_block_bytes(symbolic_, s);
+    live_ += bytes;
     peak_ = std::max(peak_, live_);
+    if (bytes > 0 && kept_.empty()) offset_[s] = *arena_.place(bytes);
   }
   void finish(Index s) {
     for (Index child : symbolic_.children(s)) {
-      if (kept_.empty() || !kept_[child]) live_ -= update_block_bytes(symbolic_, child);
+      if (!kept_.empty() && kept_[child]) continue;
+      const std::int64_t bytes = update_block_bytes(symbolic_, child);
+      live_ -= bytes;
+      if (bytes > 0 && kept_.empty()) arena_.remove(offset_[child], bytes);
     }
   }
   [[nodiscard]] std::int64_t peak() const { return peak_; }
+  [[nodiscard]] std::int64_t arena_high_water() const { return kept_.empty() ? arena_.high_water() : 0; }
 
  private:
   const Symbolic& symbolic_;
   std::span<const char> kept_;
   std::int64_t live_ = 0;
   std::int64_t peak_ = 0;
+  FirstFitPlacement arena_;
+  std::vector<std::int64_t> offset_;  ///< each arena block's offset
 };
 
 // Phase 1 of run_tree_schedule on `threads` workers, in simulated time where supernode s
@@ -139,6 +153,7 @@ MemoryEstimate estimate_factor_memory(const Symbolic& symbolic, const FactorOpti
   estimate.bookkeeping_bytes = kBookkeepingBytesPerSupernode * count;
   estimate.factor_bytes = 8 * symbolic.factor_value_count();
   estimate.peak_update_bytes = live.peak();
+  estimate.update_arena_bytes = live.arena_high_water();
   for (Index s = 0; s < count; ++s) {
     if (!kept.empty() && kept[s]) estimate.retained_update_bytes += update_block_bytes(symbolic, s);
   }

@@ -2,6 +2,7 @@
 // What a numeric factorization will allocate, predicted from the symbolic analysis alone, so
 // that a caller can refuse an impossible request before allocating (issue 23, "memory
 // admission") instead of being killed by the operating system half-way through.
+#include <algorithm>
 #include <cstdint>
 
 #include "factor/analysis/symbolic.hpp"
@@ -21,12 +22,21 @@ struct MemoryEstimate {
   std::int64_t peak_update_bound_bytes = 0;
   /// Update blocks kept after the factorization for refactorize (retain_update_blocks).
   std::int64_t retained_update_bytes = 0;
+  /// Without retain_update_blocks the blocks are placed first-fit in one arena
+  /// (first_fit_placement.hpp): its high-water mark, replayed in the same order as
+  /// peak_update_bytes (exact for one thread: FactorStats::update_arena_bytes equals it).
+  /// At least peak_update_bytes; 0 with retain_update_blocks (blocks allocated one by one).
+  std::int64_t update_arena_bytes = 0;
   /// Per-supernode arrays of the call (costs, times, flags, block handles): an approximation.
   std::int64_t bookkeeping_bytes = 0;
-  /// What the factorization call adds to the process: L, the update blocks at the predicted
-  /// peak (retained ones included: they are never released) and the bookkeeping.
+  /// The memory the update blocks take at their predicted peak: the arena's pages, or the
+  /// blocks allocated one by one (retained ones included: they are never released).
+  [[nodiscard]] std::int64_t update_block_memory_bytes() const {
+    return std::max(peak_update_bytes, update_arena_bytes);
+  }
+  /// What the factorization call adds to the process: L, the update blocks and the bookkeeping.
   [[nodiscard]] std::int64_t factorization_bytes() const {
-    return factor_bytes + peak_update_bytes + bookkeeping_bytes;
+    return factor_bytes + update_block_memory_bytes() + bookkeeping_bytes;
   }
 };
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "factor/numeric/front_cholesky.hpp"
 #include "linalg/blas.hpp"
 
 namespace cholsim::factor {
@@ -63,8 +64,8 @@ void compute_update_block(linalg::ConstDenseView below, linalg::ConstDenseView b
     right = stacked.block(0, k, r, 2 * k);
   }
   for (Index p = 0; p < layout.panels(); ++p) {
-    const Index first = p * PanelLowerLayout::panel_width;
-    const Index width = std::min(PanelLowerLayout::panel_width, layout.size - first);
+    const Index first = p * layout.panel_width;
+    const Index width = std::min(layout.panel_width, layout.size - first);
     const Index ld = layout.leading_dimension(p);
     double* panel = update + layout.panel_offset(p);
     const linalg::ConstDenseView panel_rows = below.block(first, 0, width, below.cols);
@@ -82,29 +83,57 @@ void compute_update_block(linalg::ConstDenseView below, linalg::ConstDenseView b
   }
 }
 
+UpdateBlockStore::UpdateBlockStore(const Symbolic& symbolic, BlockLifetime lifetime)
+    : blocks_(static_cast<std::size_t>(symbolic.supernode_count())) {
+  if (lifetime != BlockLifetime::one_call) return;
+  // Room for every block at once: first fit never needs more, and the reservation costs
+  // address space only (the pages touched are the high-water mark).
+  std::int64_t capacity = 0;
+  for (Index s = 0; s < symbolic.supernode_count(); ++s) {
+    capacity += FirstFitPlacement::rounded(update_layout(symbolic, s).entries() * static_cast<std::int64_t>(sizeof(double)));
+  }
+  if (capacity > 0) arena_ = std::make_unique<UpdateBlockArena>(capacity);
+}
+
+UpdateBlockStore::~UpdateBlockStore() {
+  for (Index s = 0; s < static_cast<Index>(blocks_.size()); ++s) release(s);  // arena blocks go back first
+}
+
 double* UpdateBlockStore::allocate(Index s, std::int64_t entries) {
   Block& b = blocks_[s];
   if (b.entries != entries) {
-    b.data.reset();  // release first so the peak does not count both
-    b.data = linalg::make_large_array(static_cast<std::size_t>(entries));
-    const std::int64_t now = bytes_.fetch_add((entries - b.entries) * 8) + (entries - b.entries) * 8;
+    release(s);  // first, so that the peak does not count both
+    b.data = arena_ ? arena_->allocate(entries) : nullptr;
+    if (b.data == nullptr) {  // no arena, or no room left in it
+      b.own = linalg::make_large_array(static_cast<std::size_t>(entries));
+      b.data = b.own.get();
+    }
     b.entries = entries;
+    const std::int64_t now = bytes_.fetch_add(entries * 8) + entries * 8;
     std::int64_t peak = peak_bytes_.load();
     while (now > peak && !peak_bytes_.compare_exchange_weak(peak, now)) {
     }
   }
-  return b.data.get();
+  return b.data;
 }
 
 void UpdateBlockStore::release(Index s) {
   Block& b = blocks_[s];
+  if (b.data == nullptr) return;
   bytes_.fetch_sub(b.entries * 8);
-  b.data.reset();
+  if (b.own) {
+    b.own.reset();
+  } else {
+    arena_->release(b.data, b.entries);
+  }
+  b.data = nullptr;
   b.entries = 0;
 }
 
+std::int64_t UpdateBlockStore::arena_bytes() const { return arena_ ? arena_->high_water_bytes() : 0; }
+
 PanelLowerLayout update_layout(const Symbolic& symbolic, Index s) {
-  return {symbolic.row_count(s) - symbolic.column_count(s)};
+  return PanelLowerLayout::for_size(symbolic.row_count(s) - symbolic.column_count(s));
 }
 
 std::vector<Index> assemble_front(const Symbolic& symbolic, Index s, std::span<const double> a_values,
@@ -158,11 +187,8 @@ int compute_supernode(const Symbolic& symbolic, Index s, std::span<const double>
 
   // Dense factorization of the supernode's columns.
   const linalg::DenseView front{block, m, k, m};
-  const int info = blas::potrf(front.block(0, 0, k, k));
-  if (info != 0) return info;
+  if (const int info = factor_front_columns(front); info != 0) return info;
   const linalg::DenseView below = front.block(k, 0, update_size, k);
-  blas::trsm(blas::Side::right, blas::Transpose::yes, blas::Diagonal::non_unit, 1.0,
-             front.block(0, 0, k, k), below);
 
   // Update block: −L21·L21ᵀ, then the children's contributions below s's columns.
   if (update_size > 0) {

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "factor/analysis/symbolic.hpp"
+#include "factor/numeric/update_block_arena.hpp"
 #include "linalg/dense_matrix.hpp"
 #include "linalg/huge_page_allocator.hpp"
 
@@ -25,9 +26,23 @@ namespace cholsim::factor {
 /// down (leading dimension size − first column). BLAS (syrk + gemm) writes the panels in place
 /// and the block takes size²/2 + size·panel_width/2 entries instead of size²; entry (i, j),
 /// i ≥ j, sits at column_offset(j) + (i − j).
+///
+/// The panel width grows with the block (for_size): each panel is one gemm whose left operand
+/// (all rows below the panel) OpenBLAS packs again per call, so wide panels pack less per flop
+/// — one-thread dgemm with 4000 rows and 512–1500 inner columns ran at 70–76 GFLOP/s for 64
+/// columns, 83–90 for 128 and 88–92 for 256 (docs/benchmarks.md, issue 23 item 2) — while the
+/// wasted half panel, size·panel_width/2 entries, stays within 1/16 of the block.
 struct PanelLowerLayout {
-  static constexpr Index panel_width = 64;
   Index size = 0;
+  Index panel_width = 64;
+
+  /// The layout for a size×size block: 64-column panels below 2048 rows, 128 below 4096,
+  /// 256 from there on.
+  [[nodiscard]] static PanelLowerLayout for_size(Index size) {
+    Index width = 64;
+    while (width < 256 && size >= 32 * width) width *= 2;
+    return {size, width};
+  }
 
   [[nodiscard]] Index panels() const { return (size + panel_width - 1) / panel_width; }
   [[nodiscard]] std::int64_t panel_offset(Index p) const {
@@ -47,25 +62,38 @@ struct PanelLowerLayout {
   }
 };
 
+/// How long a store's blocks live, which decides where they are allocated.
+enum class BlockLifetime {
+  /// Some blocks outlive the call (retain_update_blocks): each is allocated on its own.
+  across_calls,
+  /// Every block is freed within the call: all are placed in one UpdateBlockArena, so that
+  /// blocks reuse the pages of consumed ones (first_fit_placement.hpp says why).
+  one_call,
+};
+
 /// One update block per supernode in PanelLowerLayout, allocated when its supernode is
 /// computed and released when no longer needed.
 class UpdateBlockStore {
  public:
-  explicit UpdateBlockStore(Index supernodes) : blocks_(static_cast<std::size_t>(supernodes)) {}
+  UpdateBlockStore(const Symbolic& symbolic, BlockLifetime lifetime);
+  ~UpdateBlockStore();
 
   double* allocate(Index s, std::int64_t entries);
   void release(Index s);
-  [[nodiscard]] const double* block(Index s) const { return blocks_[s].get(); }
+  [[nodiscard]] const double* block(Index s) const { return blocks_[s].data; }
   [[nodiscard]] std::int64_t bytes() const { return bytes_.load(); }
   [[nodiscard]] std::int64_t peak_bytes() const { return peak_bytes_.load(); }
+  /// Bytes of the arena ever used (its high-water mark); 0 for an across_calls store.
+  [[nodiscard]] std::int64_t arena_bytes() const;
 
  private:
   struct Block {
-    linalg::LargeArray data;  // huge-page backed when large: fresh blocks fault less
+    double* data = nullptr;
     std::int64_t entries = 0;
-    [[nodiscard]] const double* get() const { return data.get(); }
+    linalg::LargeArray own;  // a block allocated on its own (huge-page backed when large)
   };
   std::vector<Block> blocks_;
+  std::unique_ptr<UpdateBlockArena> arena_;  // one_call stores only
   std::atomic<std::int64_t> bytes_{0};
   std::atomic<std::int64_t> peak_bytes_{0};
 };

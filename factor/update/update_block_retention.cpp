@@ -18,12 +18,12 @@ std::vector<char> retained_update_blocks(const Symbolic& symbolic, double min_fl
 }
 
 UpdateBlockStore& update_blocks_for_call(std::unique_ptr<UpdateBlockStore>& retained, bool retain,
-                                         UpdateBlockStore& transient, Index supernodes) {
+                                         UpdateBlockStore& transient, const Symbolic& symbolic) {
   if (!retain) {
     retained.reset();
     return transient;
   }
-  if (!retained) retained = std::make_unique<UpdateBlockStore>(supernodes);
+  if (!retained) retained = std::make_unique<UpdateBlockStore>(symbolic, BlockLifetime::across_calls);
   return *retained;
 }
 

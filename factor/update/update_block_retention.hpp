@@ -21,11 +21,11 @@ class UpdateBlockStore;
 std::vector<char> retained_update_blocks(const Symbolic& symbolic, double min_flops_per_entry);
 
 /// The store one factorization call computes its update blocks in. With `retain`: `retained`,
-/// created (for `supernodes` supernodes) on first use and then reused in place (a supernode's
+/// created (for `symbolic`'s supernodes) on first use and then reused in place (a supernode's
 /// block size never changes), so that a later refactorization can read it; without:
 /// `retained` is dropped and the call uses `transient`, which lives only as long as the call.
 UpdateBlockStore& update_blocks_for_call(std::unique_ptr<UpdateBlockStore>& retained, bool retain,
-                                         UpdateBlockStore& transient, Index supernodes);
+                                         UpdateBlockStore& transient, const Symbolic& symbolic);
 
 /// Frees the blocks of s's children once s has assembled them: those whose block is not kept,
 /// and every one when `kept` is empty (no block is retained).

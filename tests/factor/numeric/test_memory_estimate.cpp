@@ -3,6 +3,8 @@
 // upper bound that holds for any thread count and timing.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "factor/analysis/symbolic.hpp"
 #include "factor/numeric/cholesky_factor.hpp"
 #include "factor/numeric/memory_estimate.hpp"
@@ -33,9 +35,16 @@ void expect_one_thread_prediction_exact(const linalg::SymmetricCscMatrix& a, con
   EXPECT_EQ(estimate.factor_bytes, stats.factor_bytes);
   EXPECT_EQ(estimate.peak_update_bytes, stats.peak_update_bytes);
   EXPECT_EQ(estimate.retained_update_bytes, stats.retained_update_bytes);
+  EXPECT_EQ(estimate.update_arena_bytes, stats.update_arena_bytes);
   EXPECT_GE(estimate.peak_update_bound_bytes, estimate.peak_update_bytes);
+  if (options.retain_update_blocks) {
+    EXPECT_EQ(estimate.update_arena_bytes, 0);  // retained stores allocate block by block
+  } else {
+    EXPECT_GE(estimate.update_arena_bytes, estimate.peak_update_bytes);
+  }
   EXPECT_EQ(estimate.factorization_bytes(),
-            estimate.factor_bytes + estimate.peak_update_bytes + estimate.bookkeeping_bytes);
+            estimate.factor_bytes + std::max(estimate.peak_update_bytes, estimate.update_arena_bytes) +
+                estimate.bookkeeping_bytes);
 }
 
 TEST(MemoryEstimate, OneThreadPeakIsExactOnEveryShape) {
