@@ -146,7 +146,7 @@ std::vector<double> Factor::compute_supernodes(const linalg::SymmetricCscMatrix&
     if (failing_column[s] == 0 && follow_up) follow_up(s);
     stale_[s] = failing_column[s] == 0 ? 0 : 1;
     return failing_column[s] == 0;
-  }, active);
+  }, active, follow_up ? TopPhase::threaded_blas : TopPhase::dense_tasks);
 
   status_ = first_pivot_failure(sym, failing_column);
 

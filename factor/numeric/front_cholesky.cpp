@@ -1,36 +1,83 @@
 #include "factor/numeric/front_cholesky.hpp"
 
+#include <algorithm>
+
+#include <tbb/task_group.h>
+
+#include "factor/numeric/dense_tasks.hpp"
 #include "linalg/blas.hpp"
 
 namespace cholsim::factor {
+namespace {
 
 namespace blas = linalg::blas;
+using linalg::ConstDenseView;
+using linalg::DenseView;
 using linalg::Index;
 
-int factor_front_columns(linalg::DenseView front) {
+// Columns of a panel in the right-looking factorization of wide fronts.
+constexpr Index kPanelColumns = 256;
+
+// Recursive on the columns: factor the left half, update the right half, factor the right
+// half (Gustavson 1997; Toledo 1997); every update is one lower_trapezoid_update.
+int factor_recursively(DenseView front) {
   const Index k = front.cols;
   const Index rows = front.rows;
   if (k <= kFrontLeafColumns) {
     const int info = blas::potrf(front.block(0, 0, k, k));
     if (info != 0 || rows == k) return info;
-    blas::trsm(blas::Side::right, blas::Transpose::yes, blas::Diagonal::non_unit, 1.0, front.block(0, 0, k, k),
-               front.block(k, 0, rows - k, k));
+    solve_rows_lower_transposed(front.block(0, 0, k, k), front.block(k, 0, rows - k, k));
     return 0;
   }
   // Split at a multiple of the leaf width so that every leaf but the last is full.
   const Index left = (k / 2 + kFrontLeafColumns - 1) / kFrontLeafColumns * kFrontLeafColumns;
   const Index right = k - left;
-  if (const int info = factor_front_columns(front.block(0, 0, rows, left)); info != 0) return info;
-  // The right columns lose the left columns' contribution: F22 −= L21·L21ᵀ on the diagonal
-  // block (syrk), and on every row below it (gemm).
-  const linalg::ConstDenseView middle = front.block(left, 0, right, left);
-  blas::syrk(blas::Transpose::no, -1.0, middle, 1.0, front.block(left, left, right, right));
-  if (rows > k) {
-    blas::gemm(blas::Transpose::no, blas::Transpose::yes, -1.0, front.block(k, 0, rows - k, left), middle, 1.0,
-               front.block(k, left, rows - k, right));
-  }
-  const int info = factor_front_columns(front.block(left, left, rows - left, right));
+  if (const int info = factor_recursively(front.block(0, 0, rows, left)); info != 0) return info;
+  // The right columns lose the left columns' contribution, F22 −= L21·L21ᵀ on the diagonal
+  // block and every row below it.
+  lower_trapezoid_update(1.0, front.block(left, 0, rows - left, left), front.block(left, left, rows - left, right));
+  const int info = factor_recursively(front.block(left, left, rows - left, right));
   return info == 0 ? 0 : left + info;
+}
+
+// Right-looking by panels of kPanelColumns with a lookahead of one panel: after a panel is
+// factored, the next panel gets its update at once and the rest of the trailing columns get
+// theirs as a background task, so that the next panel's factorization — the critical path —
+// runs while other threads take the pieces of that large update. In the recursion the
+// factorization of the left half finishes before any thread can start on the right half,
+// and for the root of a 32³ box (4,707 columns) two threads reached 84–96 GFLOP/s where one
+// reaches 72; threaded BLAS reached 140–150.
+int factor_with_lookahead(DenseView front) {
+  const Index k = front.cols;
+  const Index rows = front.rows;
+  tbb::task_group trailing;
+  for (Index first = 0; first < k; first += kPanelColumns) {
+    const Index width = std::min(kPanelColumns, k - first);
+    const int info = factor_recursively(front.block(first, first, rows - first, width));
+    // The previous panel's trailing update writes right of the next panel; it must end
+    // before the next panel's update starts (and before returning).
+    trailing.wait();
+    if (info != 0) return first + info;
+    const Index next = first + width;
+    if (next == k) break;
+    const Index next_width = std::min(kPanelColumns, k - next);
+    lower_trapezoid_update(1.0, front.block(next, first, rows - next, width),
+                           front.block(next, next, rows - next, next_width));
+    const Index rest = next + next_width;
+    if (rest < k) {
+      trailing.run([=] {
+        lower_trapezoid_update(1.0, front.block(rest, first, rows - rest, width),
+                               front.block(rest, rest, rows - rest, k - rest));
+      });
+    }
+  }
+  return 0;
+}
+
+}  // namespace
+
+int factor_front_columns(DenseView front) {
+  return front.cols >= 2 * kPanelColumns ? factor_with_lookahead(front) : factor_recursively(front);
 }
 
 }  // namespace cholsim::factor

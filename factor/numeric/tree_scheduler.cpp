@@ -2,11 +2,11 @@
 
 #include <algorithm>
 #include <atomic>
-#include <condition_variable>
 #include <exception>
 #include <mutex>
 #include <numeric>
 
+#include <tbb/task_arena.h>
 #include <tbb/task_group.h>
 
 #include "linalg/blas_threads.hpp"
@@ -25,50 +25,44 @@ double lpt_makespan(std::vector<double> costs, int threads) {
   return *std::max_element(load.begin(), load.end());
 }
 
-// Phase-1 state shared by the tree tasks: a stack of ready supernodes and the count of those
-// still to run. Why one shared stack and not oneTBB's per-thread deques: with a task spawned
-// per ready supernode (the last child's task running its parent), or with nested task groups
-// per subtree, each thread works through a different subtree and a thread steals the oldest
-// task of the other; both were 5–8% slower than this on the 32³ elasticity box with 2 threads
-// (docs/benchmarks.md, issue 17). Popping the newest ready supernode — a parent as soon as its
-// last child is done — keeps every thread near the supernodes just finished.
+// Phase-1 state shared by the tree tasks: a stack of ready supernodes. Why one shared stack and
+// not oneTBB's per-thread deques: with a task spawned per ready supernode (the last child's
+// task running its parent), or with nested task groups per subtree, each thread works through
+// a different subtree and a thread steals the oldest task of the other; both were 5–8% slower
+// than this on the 32³ elasticity box with 2 threads (docs/benchmarks.md, issue 17). Popping
+// the newest ready supernode — a parent as soon as its last child is done — keeps every
+// thread near the supernodes just finished.
 class ReadyStack {
  public:
-  ReadyStack(std::vector<Index> initial, Index remaining) : ready_(std::move(initial)), remaining_(remaining) {}
+  explicit ReadyStack(std::vector<Index> initial) : ready_(std::move(initial)) {}
 
-  // Blocks until a supernode is ready or all work is done (returns -1).
+  // A ready supernode, or -1 when none is ready now.
   Index pop() {
-    std::unique_lock lock(mutex_);
-    changed_.wait(lock, [&] { return !ready_.empty() || remaining_ == 0; });
+    const std::lock_guard lock(mutex_);
     if (ready_.empty()) return -1;
     const Index s = ready_.back();
     ready_.pop_back();
     return s;
   }
 
-  // Marks one supernode done; `newly_ready` (may be -1) becomes available.
-  void finish(Index newly_ready) {
-    {
-      const std::lock_guard lock(mutex_);
-      --remaining_;
-      if (newly_ready != -1) ready_.push_back(newly_ready);
-    }
-    changed_.notify_all();
+  void push(Index s) {
+    const std::lock_guard lock(mutex_);
+    ready_.push_back(s);
   }
 
  private:
   std::mutex mutex_;
-  std::condition_variable changed_;
   std::vector<Index> ready_;
-  Index remaining_;
 };
 
 // Phase 1 on `threads` threads: `threads` tasks of a oneTBB task_group inside the arena of that
-// thread count — the calling thread and the arena's workers — each popping ready supernodes
-// until none remain; a supernode becomes ready when its last child has finished. A task that
-// finds the stack empty waits only while another task runs a supernode, so the phase finishes
-// even when the arena gets no worker at all. Every supernode reads its children's results
-// itself, in a fixed order, so which thread ran what never shows in the factor.
+// thread count — the calling thread and the arena's workers — each popping ready supernodes;
+// a supernode becomes ready when its last child has finished, and the task that finished that
+// child pushes it and pops it next. A task that finds the stack empty ends: only finishing
+// tasks make supernodes ready and they go on popping, so nothing is left behind, and the
+// thread returns to the arena, where it takes over pieces of the fronts still being computed
+// (dense_tasks.hpp) instead of waiting. Every supernode reads its children's results itself,
+// in a fixed order, so which thread ran what never shows in the factor.
 template <typename RunOne>
 void run_subtrees_as_tasks(const Symbolic& symbolic, const TreeSchedule& schedule, int threads,
                            const RunOne& run_one, std::vector<char>& failed, std::span<const char> active) {
@@ -76,21 +70,19 @@ void run_subtrees_as_tasks(const Symbolic& symbolic, const TreeSchedule& schedul
   std::vector<std::atomic<Index>> pending(static_cast<std::size_t>(count));
   std::vector<char> in_phase1(static_cast<std::size_t>(count), 0);
   std::vector<Index> leaves;
-  Index phase1_count = 0;
   // Roots are listed largest first; leaves are pushed in reverse so that the stack starts with
   // the biggest subtree.
   for (auto root = schedule.subtree_roots.rbegin(); root != schedule.subtree_roots.rend(); ++root) {
     for (Index s = symbolic.subtree_begin(*root); s <= *root; ++s) {
       if (!is_active(active, s)) continue;
       in_phase1[s] = 1;
-      ++phase1_count;
       Index children = 0;
       for (Index c : symbolic.children(s)) children += is_active(active, c) ? 1 : 0;
       pending[s].store(children, std::memory_order_relaxed);
       if (children == 0) leaves.push_back(s);
     }
   }
-  ReadyStack stack(std::move(leaves), phase1_count);
+  ReadyStack stack(std::move(leaves));
   std::exception_ptr error;
   std::mutex error_mutex;
   const auto work = [&] {
@@ -104,16 +96,13 @@ void run_subtrees_as_tasks(const Symbolic& symbolic, const TreeSchedule& schedul
       }
       const Index p = symbolic.parent(s);
       // The last child to finish makes the parent ready (acq_rel publishes its results).
-      const bool parent_ready = p != -1 && in_phase1[p] && pending[p].fetch_sub(1, std::memory_order_acq_rel) == 1;
-      stack.finish(parent_ready ? p : -1);
+      if (p != -1 && in_phase1[p] && pending[p].fetch_sub(1, std::memory_order_acq_rel) == 1) stack.push(p);
     }
   };
-  linalg::thread_arena(threads).execute([&] {
-    tbb::task_group helpers;
-    for (int t = 1; t < threads; ++t) helpers.run(work);
-    work();
-    helpers.wait();
-  });
+  tbb::task_group helpers;
+  for (int t = 1; t < threads; ++t) helpers.run(work);
+  work();
+  helpers.wait();
   if (error) std::rethrow_exception(error);
 }
 
@@ -165,33 +154,45 @@ TreeSchedule plan_tree_schedule(const Symbolic& symbolic, std::span<const double
 }
 
 void run_tree_schedule(const Symbolic& symbolic, const TreeSchedule& schedule, int threads,
-                       const std::function<bool(Index)>& task, std::span<const char> active) {
+                       const std::function<bool(Index)>& task, std::span<const char> active, TopPhase top_phase) {
   const Index count = symbolic.supernode_count();
   // failed[s]: s or one of its descendants failed, so s must not run.
   std::vector<char> failed(static_cast<std::size_t>(count), 0);
   auto run_one = [&](Index s) {
     bool blocked = false;
     for (Index c : symbolic.children(s)) blocked = blocked || (is_active(active, c) && failed[c]);
-    if (blocked || !task(s)) failed[s] = 1;
+    // Isolated: while a supernode waits for its own dense pieces (dense_tasks.hpp) its thread
+    // takes no other supernode, whose work could reuse this one's thread-local buffers and
+    // would delay the parent waiting for it.
+    if (!blocked) tbb::this_task_arena::isolate([&] { blocked = !task(s); });
+    if (blocked) failed[s] = 1;
   };
 
-  // Phase 1: the subtrees below the cut.
-  {
-    linalg::ScopedBlasThreads one_blas_thread(1);
-    if (threads <= 1) {
-      for (Index root : schedule.subtree_roots) {
-        for (Index s = symbolic.subtree_begin(root); s <= root; ++s) {
-          if (is_active(active, s)) run_one(s);
+  // Everything runs in the arena of `threads` threads, so that the dense pieces of a front
+  // (dense_tasks.hpp) never use more threads than asked, with BLAS on one thread — except in
+  // the top phase when the caller asked for threaded BLAS there.
+  linalg::thread_arena(threads).execute([&] {
+    {
+      linalg::ScopedBlasThreads one_blas_thread(1);
+      // Phase 1: the subtrees below the cut.
+      if (threads <= 1) {
+        for (Index root : schedule.subtree_roots) {
+          for (Index s = symbolic.subtree_begin(root); s <= root; ++s) {
+            if (is_active(active, s)) run_one(s);
+          }
         }
+      } else {
+        run_subtrees_as_tasks(symbolic, schedule, threads, run_one, failed, active);
       }
-    } else {
-      run_subtrees_as_tasks(symbolic, schedule, threads, run_one, failed, active);
+      // Phase 2: the top of the tree, one supernode at a time, its dense pieces on every thread.
+      if (top_phase == TopPhase::dense_tasks) {
+        for (Index s : schedule.top) run_one(s);
+        return;
+      }
     }
-  }
-
-  // Phase 2: the top of the tree, one supernode at a time, all threads inside BLAS.
-  linalg::ScopedBlasThreads all_blas_threads(threads);
-  for (Index s : schedule.top) run_one(s);
+    linalg::ScopedBlasThreads all_blas_threads(threads);
+    for (Index s : schedule.top) run_one(s);
+  });
 }
 
 }  // namespace cholsim::factor

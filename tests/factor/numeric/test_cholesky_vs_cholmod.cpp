@@ -246,5 +246,16 @@ TEST(VsCholmodThreads, SameThreadCountIsBitwiseReproducible) {
   }
 }
 
+// The dense work of a front is cut into pieces that depend on its sizes only, and BLAS stays
+// on one thread (dense_tasks.hpp): one thread and two give the same bits.
+TEST(VsCholmodThreads, OneAndTwoThreadsGiveTheSameBits) {
+  const SymmetricCscMatrix a = threading_box();
+  const auto symbolic = analyze(a, nested_dissection_options(3));
+  const std::vector<double> one = factor_values(a, symbolic, 1);
+  const std::vector<double> two = factor_values(a, symbolic, 2);
+  ASSERT_EQ(one.size(), two.size());
+  EXPECT_EQ(std::memcmp(one.data(), two.data(), one.size() * sizeof(double)), 0);
+}
+
 }  // namespace
 }  // namespace cholsim::factor

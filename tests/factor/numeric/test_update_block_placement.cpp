@@ -14,7 +14,7 @@ namespace {
 
 // Every lower-triangle entry gets its own slot, inside entries(), for the widths the rule picks.
 TEST(PanelLowerLayout, EveryLowerEntryHasItsOwnSlotInsideTheBlock) {
-  for (const Index size : {Index{1}, Index{63}, Index{64}, Index{65}, Index{2047}, Index{2048}, Index{2200}, Index{4100}}) {
+  for (const Index size : {Index{1}, Index{63}, Index{64}, Index{65}, Index{511}, Index{512}, Index{1024}, Index{2200}, Index{4100}}) {
     SCOPED_TRACE(size);
     const PanelLowerLayout layout = PanelLowerLayout::for_size(size);
     std::set<std::int64_t> slots;
@@ -25,13 +25,13 @@ TEST(PanelLowerLayout, EveryLowerEntryHasItsOwnSlotInsideTheBlock) {
         EXPECT_TRUE(slots.insert(slot).second);
       }
     }
-    // The half panel wasted per panel stays within 1/16 of the block (plus one 64-panel's worth).
+    // The half panel wasted per panel stays within 1/8 of the block (plus one 64-panel's worth).
     const double lower = 0.5 * static_cast<double>(size) * (size + 1);
-    EXPECT_LE(static_cast<double>(layout.entries()), lower * (1.0 + 1.0 / 16) + 64.0 * size);
+    EXPECT_LE(static_cast<double>(layout.entries()), lower * (1.0 + 1.0 / 8) + 64.0 * size);
   }
-  EXPECT_EQ(PanelLowerLayout::for_size(2047).panel_width, 64);
-  EXPECT_EQ(PanelLowerLayout::for_size(2048).panel_width, 128);
-  EXPECT_EQ(PanelLowerLayout::for_size(4096).panel_width, 256);
+  EXPECT_EQ(PanelLowerLayout::for_size(511).panel_width, 64);
+  EXPECT_EQ(PanelLowerLayout::for_size(512).panel_width, 128);
+  EXPECT_EQ(PanelLowerLayout::for_size(1024).panel_width, 256);
   EXPECT_EQ(PanelLowerLayout::for_size(100000).panel_width, 256);
 }
 
