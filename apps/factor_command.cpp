@@ -413,6 +413,7 @@ void add_factor_command(CLI::App& app, CommandAction& action) {
                       "Fill-reducing ordering; auto: amd, or metis where amd's predicted flops are high "
                       "(flops/nnz(L) >= " + std::to_string(static_cast<int>(factor::kMetisTrialFlopsPerEntry)) +
                           " and nnz(L)/nnz(A) >= " + std::to_string(static_cast<int>(factor::kMetisTrialFillRatio)) +
+                          ", or flops >= 1e" + std::to_string(static_cast<int>(std::lround(std::log10(factor::kMetisTrialFlops)))) +
                           ") and metis's are lower")
       ->check(CLI::IsMember({"auto", "amd", "metis", "natural"}))
       ->capture_default_str();

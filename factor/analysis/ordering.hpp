@@ -38,22 +38,36 @@ struct FillReducingOrdering {
   double nested_dissection_flops = 0.0;
 };
 
-/// When `automatic` also runs METIS: AMD's predicted flops per factor entry (Σcⱼ² / Σcⱼ) and
-/// its fill nnz(L)/nnz(A lower) both reach these. CHOLMOD's default strategy has the same
-/// test with 500 and 5 (cholmod_core.h, nmethods = 0), tuned for one factorization per
-/// analysis; cholsim's simulations refactor one pattern every time step, so an extra METIS
-/// run (a few AMD times, about one factorization at these sizes) is amortized, and between
-/// 100 and 500 — 2D grids, shells, tet meshes — METIS saved 10–15 % of nnz(L) on three of
-/// five bench matrices (docs/benchmarks.md, bench_ordering). Below, AMD's fronts are small.
+/// When `automatic` also runs METIS. Either test suffices:
+///
+/// * AMD's predicted flops per factor entry (Σcⱼ² / Σcⱼ) and its fill nnz(L)/nnz(A lower)
+///   both reach kMetisTrialFlopsPerEntry and kMetisTrialFillRatio: AMD's fronts are large,
+///   where nested dissection tends to win. CHOLMOD's default strategy has the same test with
+///   500 and 5 (cholmod_core.h, nmethods = 0), tuned for one factorization per analysis;
+///   cholsim's simulations refactor one pattern every time step, so an extra METIS run is
+///   amortized, and between 100 and 500 — 2D grids, shells, tet meshes — METIS saved 10–15 %
+///   of nnz(L) on three of five bench matrices (docs/benchmarks.md, bench_ordering).
+/// * AMD's predicted factorization reaches kMetisTrialFlops on its own: it is big enough
+///   for one METIS run to be repaid by the refactorizations of a simulation (measured on
+///   bench_ordering's matrices, one core: METIS takes 2–22 ms per GFlop of AMD's predicted
+///   factorization on 3D stencils and FEM meshes, 430–810 ms on 2D grids with or without
+///   dense rows, i.e. up to a few factorizations there). The first test misses matrices with dense
+///   rows: their entries inflate nnz(A) and cost the same under either ordering (they go last
+///   in both), so AMD's fill ratio looks small while METIS still saves a fifth of the flops
+///   on the rest (2D 200² + 20 dense rows: 0.136 against 0.171 GFlop, nnz(L) 1.727M against
+///   1.882M).
+///
+/// Below both, the factorization is small or AMD's fronts are: AMD alone.
 inline constexpr double kMetisTrialFlopsPerEntry = 100.0;
 inline constexpr double kMetisTrialFillRatio = 5.0;
+inline constexpr double kMetisTrialFlops = 1e8;
 
 /// Orders the pattern with `method` (anything but `given`, which needs the caller's
 /// permutation: std::invalid_argument), nodes of `dofs_per_node` DOFs kept consecutive.
 ///
 /// `automatic`: approximate minimum degree first — fast, and on small fronts as good as
-/// nested dissection; where its predicted factorization is expensive (the two thresholds
-/// above) METIS runs as well, and the candidate with fewer predicted flops is kept.
+/// nested dissection; where its predicted factorization is expensive (the thresholds above)
+/// METIS runs as well, and the candidate with fewer predicted flops is kept.
 FillReducingOrdering fill_reducing_ordering(const linalg::SymmetricCscMatrix& pattern,
                                             OrderingMethod method, Index dofs_per_node);
 
@@ -72,12 +86,15 @@ std::vector<Index> nested_dissection_ordering(const linalg::SymmetricCscMatrix& 
 
 /// The adjacency of the graph of a symmetric matrix (both directions, no self loops), with
 /// `dofs_per_node` DOFs compressed into one vertex. The input of METIS and of the minimum
-/// degree ordering.
+/// degree ordering. `spare_capacity` more entries are reserved in `neighbors` beyond its
+/// size, for a consumer that grows the lists in place (the minimum degree ordering's elbow
+/// room) without reallocating and copying them.
 struct AdjacencyGraph {
   std::vector<Index> offsets;    ///< size vertices + 1
   std::vector<Index> neighbors;  ///< sorted, unique within each vertex
   [[nodiscard]] Index vertex_count() const { return static_cast<Index>(offsets.size()) - 1; }
 };
-AdjacencyGraph adjacency_graph(const linalg::SymmetricCscMatrix& pattern, Index dofs_per_node);
+AdjacencyGraph adjacency_graph(const linalg::SymmetricCscMatrix& pattern, Index dofs_per_node,
+                               Offset spare_capacity = 0);
 
 }  // namespace cholsim::factor
