@@ -75,9 +75,8 @@ const FactorStatus& FactorDerivative::refactorize_with_derivative(const ChangedE
   if (!accept_matrices(a, a_derivative, options.check_finite)) return status();
   const Index count = symbolic().supernode_count();
   DerivativeWork work(count);
-  const int threads = linalg::resolve_thread_count(options.threads);
   const std::vector<double> factor_seconds =
-      factor_.recompute_marked(a, marked, threads, derivative_step(a_derivative, *retained_derivative_, work));
+      factor_.recompute_marked(a, marked, options, derivative_step(a_derivative, *retained_derivative_, work));
   finish_stats(start, factor_seconds, *retained_derivative_, work);
   return status();
 }

@@ -8,6 +8,7 @@
 #include "factor/numeric/multifrontal.hpp"
 #include "factor/numeric/tree_scheduler.hpp"
 #include "factor/update/update_block_retention.hpp"
+#include "linalg/floating_point_mode.hpp"
 #include "linalg/parallel_loops.hpp"
 
 namespace cholsim::factor {
@@ -105,7 +106,7 @@ std::vector<double> Factor::compute_all_supernodes(const linalg::SymmetricCscMat
   UpdateBlockStore& updates = update_blocks_for_call(retained_, options.retain_update_blocks, transient, sym);
   keeps_block_ = retained_ ? retained_update_blocks(sym, options.retain_min_flops_per_entry) : std::vector<char>{};
   std::vector<double> seconds =
-      compute_supernodes(a, {}, linalg::resolve_thread_count(options.threads), updates, keeps_block_, follow_up);
+      compute_supernodes(a, {}, options, updates, keeps_block_, follow_up);
   // seed 000 §4.4: the time of every supernode in the full factorization is its cost.
   cost_model_ = SupernodeCostModel(seconds);
   stats_.peak_update_bytes = updates.peak_bytes();
@@ -124,10 +125,11 @@ bool Factor::accept_matrix(const linalg::SymmetricCscMatrix& a, bool check_finit
 }
 
 std::vector<double> Factor::compute_supernodes(const linalg::SymmetricCscMatrix& a,
-                                               std::span<const char> active, int threads,
+                                               std::span<const char> active, const FactorOptions& options,
                                                UpdateBlockStore& updates, std::span<const char> keep_block,
                                                const SupernodeFollowUp& follow_up) {
   const Symbolic& sym = *symbolic_;
+  const int threads = linalg::resolve_thread_count(options.threads);
   std::vector<double> cost(static_cast<std::size_t>(sym.supernode_count()));
   for (Index s = 0; s < sym.supernode_count(); ++s) cost[s] = sym.supernode_flops(s);
   const TreeSchedule schedule = plan_tree_schedule(sym, cost, threads, active);
@@ -138,7 +140,10 @@ std::vector<double> Factor::compute_supernodes(const linalg::SymmetricCscMatrix&
   for (Index s = 0; s < sym.supernode_count(); ++s) {
     if (active.empty() || active[s]) stale_[s] = 1;
   }
+  const linalg::FloatingPointMode mode = options.flush_subnormals ? linalg::FloatingPointMode::flushing_subnormals()
+                                                                 : linalg::FloatingPointMode::current();
   run_tree_schedule(sym, schedule, threads, [&](Index s) {
+    const linalg::FloatingPointMode::Scope supernode_mode(mode);
     const auto supernode_start = Clock::now();
     failing_column[s] = compute_supernode(sym, s, a.lower.values, values_, updates, false);
     release_consumed_children(sym, s, keep_block, updates);

@@ -44,6 +44,11 @@ struct FactorOptions {
   /// (update_block_retention.hpp). 0 keeps every block. 100 keeps ≈ 1.75× the factor's bytes
   /// instead of 2.2× on elasticity boxes, for ≈ 1% of the full flops more per refactorize.
   double retain_min_flops_per_entry = 100.0;
+  /// Compute with subnormal numbers (below 2.2e-308) flushed to zero, on every thread of the
+  /// call (linalg/floating_point_mode.hpp): factors whose entries decay far from the diagonal
+  /// can hold many, and each costs about a hundred normal operations on x86. false keeps
+  /// IEEE gradual underflow.
+  bool flush_subnormals = true;
 };
 
 struct FactorStats {
@@ -159,9 +164,10 @@ class Factor {
   // L step for the cost model, tracks stale_ and sets status_ from the first failing pivot
   // in elimination order. Returns the seconds of each computed L step (0 for the others).
   // Blocks of children not in `keep_block` are freed once consumed (all when it is empty).
+  // Of `options`, the threads and the floating-point mode apply.
   std::vector<double> compute_supernodes(const linalg::SymmetricCscMatrix& a, std::span<const char> active,
-                                         int threads, UpdateBlockStore& updates, std::span<const char> keep_block,
-                                         const SupernodeFollowUp& follow_up);
+                                         const FactorOptions& options, UpdateBlockStore& updates,
+                                         std::span<const char> keep_block, const SupernodeFollowUp& follow_up);
   // factorize (and factorize_with_derivative) after the checks: sets up values_, stale_ and
   // the retained blocks for `options`, computes every supernode and starts the cost model.
   std::vector<double> compute_all_supernodes(const linalg::SymmetricCscMatrix& a, const FactorOptions& options,
@@ -173,7 +179,7 @@ class Factor {
   // refactorize after the checks: recomputes the `marked` supernodes (none when none is
   // marked) from the retained blocks and refines the cost model with their times.
   std::vector<double> recompute_marked(const linalg::SymmetricCscMatrix& a, std::span<const char> marked,
-                                       int threads, const SupernodeFollowUp& follow_up);
+                                       const FactorOptions& options, const SupernodeFollowUp& follow_up);
   // The wall time since `start` and the rate into stats_.
   void finish_timing(std::chrono::steady_clock::time_point start);
   // The substitutions on right-hand sides in elimination numbering, interleaved: row i's

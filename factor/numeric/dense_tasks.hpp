@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "linalg/dense_matrix.hpp"
+#include "linalg/floating_point_mode.hpp"
 
 namespace cholsim::factor {
 
@@ -30,14 +31,19 @@ bool split_dense_work();
 
 /// Runs body(i) for every i in [0, count): as tasks of the current arena when `as_tasks`, else
 /// in order on the calling thread. The tree scheduler isolates each supernode
-/// (tree_scheduler.cpp), so a thread waiting here runs pieces of its own supernode only.
+/// (tree_scheduler.cpp), so a thread waiting here runs pieces of its own supernode only. Every
+/// piece runs in the calling thread's floating-point mode (linalg/floating_point_mode.hpp).
 template <typename Body>
 void run_pieces(linalg::Index count, bool as_tasks, const Body& body) {
   if (!as_tasks || count <= 1) {
     for (linalg::Index i = 0; i < count; ++i) body(i);
     return;
   }
-  tbb::parallel_for(linalg::Index{0}, count, [&](linalg::Index i) { body(i); }, tbb::simple_partitioner());
+  const linalg::FloatingPointMode mode = linalg::FloatingPointMode::current();
+  tbb::parallel_for(linalg::Index{0}, count, [&](linalg::Index i) {
+    const linalg::FloatingPointMode::Scope same_mode(mode);
+    body(i);
+  }, tbb::simple_partitioner());
 }
 
 /// A range [begin, end) of rows or columns.

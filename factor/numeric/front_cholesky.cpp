@@ -6,6 +6,7 @@
 
 #include "factor/numeric/dense_tasks.hpp"
 #include "linalg/blas.hpp"
+#include "linalg/floating_point_mode.hpp"
 
 namespace cholsim::factor {
 namespace {
@@ -65,7 +66,8 @@ int factor_with_lookahead(DenseView front) {
                            front.block(next, next, rows - next, next_width));
     const Index rest = next + next_width;
     if (rest < k) {
-      trailing.run([=] {
+      trailing.run([=, mode = linalg::FloatingPointMode::current()] {
+        const linalg::FloatingPointMode::Scope same_mode(mode);
         lower_trapezoid_update(1.0, front.block(rest, first, rows - rest, width),
                                front.block(rest, rest, rows - rest, k - rest));
       });

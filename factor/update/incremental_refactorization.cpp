@@ -33,7 +33,7 @@ const FactorStatus& Factor::refactorize(const ChangedEntries& changed, const lin
   const auto start = std::chrono::steady_clock::now();
   const std::vector<char> marked = begin_refactorization(changed, "refactorize");
   if (!accept_matrix(a, options.check_finite)) return status_;
-  recompute_marked(a, marked, linalg::resolve_thread_count(options.threads), {});
+  recompute_marked(a, marked, options, {});
   finish_timing(start);
   return status_;
 }
@@ -51,17 +51,17 @@ std::vector<char> Factor::begin_refactorization(const ChangedEntries& changed, c
 }
 
 std::vector<double> Factor::recompute_marked(const linalg::SymmetricCscMatrix& a, std::span<const char> marked,
-                                             int threads, const SupernodeFollowUp& follow_up) {
+                                             const FactorOptions& options, const SupernodeFollowUp& follow_up) {
   const Symbolic& sym = *symbolic_;
   std::vector<double> seconds(static_cast<std::size_t>(sym.supernode_count()), 0.0);
   // An empty `active` span would mean "every supernode": run only when something is marked.
   if (std::find(marked.begin(), marked.end(), 1) != marked.end()) {
-    seconds = compute_supernodes(a, marked, threads, *retained_, keeps_block_, follow_up);
+    seconds = compute_supernodes(a, marked, options, *retained_, keeps_block_, follow_up);
     for (Index s = 0; s < sym.supernode_count(); ++s) {
       if (marked[s] && !stale_[s]) cost_model_.refine(s, seconds[s]);  // seed 000 §4.4: EWMA
     }
   }
-  stats_.threads = threads;
+  stats_.threads = linalg::resolve_thread_count(options.threads);
   stats_.factor_bytes = sym.stats().factor_bytes;
   stats_.retained_update_bytes = retained_->bytes();
   stats_.peak_update_bytes = retained_->peak_bytes();
