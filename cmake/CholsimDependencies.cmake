@@ -16,9 +16,13 @@ add_library(cholsim_metis INTERFACE IMPORTED GLOBAL)
 target_include_directories(cholsim_metis SYSTEM INTERFACE ${METIS_INCLUDE_DIR})
 target_link_libraries(cholsim_metis INTERFACE ${METIS_LIBRARY})
 
+if(CHOLSIM_BUILD_APPS OR CHOLSIM_BUILD_BENCHMARKS)
+  # JSON: the apps' reports and scenes, the benchmarks' child processes and --json files.
+  find_package(nlohmann_json REQUIRED)
+endif()
+
 if(CHOLSIM_BUILD_APPS)
   find_package(CLI11 REQUIRED)
-  find_package(nlohmann_json REQUIRED)
   # VTK writes the simulation apps' .vtu/.pvd frames (apps/ only, DESIGN.md "Layers").
   find_package(VTK REQUIRED COMPONENTS CommonCore CommonDataModel IOXML)
 endif()

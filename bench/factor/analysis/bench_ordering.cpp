@@ -29,7 +29,7 @@
 #include <vector>
 
 #include "bench/bench_arguments.hpp"
-#include "bench/bench_models.hpp"
+#include "bench/bench_matrices.hpp"
 #include "bench/bench_statistics.hpp"
 #include "bench/cholmod_reference.hpp"
 #include "bench/suitesparse_amd_reference.hpp"
@@ -45,6 +45,7 @@ namespace bench = cholsim::bench;
 namespace factor = cholsim::factor;
 namespace linalg = cholsim::linalg;
 namespace reference = cholsim::reference;
+using cholsim::bench::BenchMatrix;
 
 constexpr const char* kUsage = R"(usage: bench_ordering [--repeat R] [--small] [--no-models]
 
@@ -81,87 +82,24 @@ Options parse_options(int argc, char** argv) {
   return options;
 }
 
-struct BenchMatrix {
-  std::string name;
-  SymmetricCscMatrix matrix;
-  Index dofs_per_node;
-};
-
-// 27-point stencil on an n×n×n grid (every grid neighbour within distance √3), SPD by
-// diagonal dominance: the 3D pattern of trilinear hexahedral elements.
-SymmetricCscMatrix laplacian_27_point(Index side) {
-  linalg::Triplets triplets;
-  auto id = [side](Index x, Index y, Index z) { return x + side * (y + side * z); };
-  for (Index z = 0; z < side; ++z) {
-    for (Index y = 0; y < side; ++y) {
-      for (Index x = 0; x < side; ++x) {
-        triplets.add(id(x, y, z), id(x, y, z), 27.0);
-        for (Index dz = -1; dz <= 1; ++dz) {
-          for (Index dy = -1; dy <= 1; ++dy) {
-            for (Index dx = -1; dx <= 1; ++dx) {
-              const Index nx = x + dx, ny = y + dy, nz = z + dz;
-              if (nx < 0 || ny < 0 || nz < 0 || nx >= side || ny >= side || nz >= side) continue;
-              if (id(nx, ny, nz) < id(x, y, z)) triplets.add(id(x, y, z), id(nx, ny, nz), -1.0);
-            }
-          }
-        }
-      }
-    }
-  }
-  return linalg::symmetric_from_triplets(side * side * side, triplets);
-}
-
-// A 2D grid with `hubs` rows coupled to every unknown (constraints, Lagrange-style couplings):
-// the arrowhead shape whose dense rows AMD must take out.
-SymmetricCscMatrix grid_with_dense_rows(Index side, Index hubs) {
-  const SymmetricCscMatrix grid = linalg::laplacian_2d(side, side);
-  const Index n = grid.size() + hubs;
-  linalg::Triplets triplets;
-  for (Index c = 0; c < grid.size(); ++c) {
-    for (linalg::Offset p = grid.lower.col_ptr[c]; p < grid.lower.col_ptr[c + 1]; ++p) {
-      triplets.add(grid.lower.row_idx[p], c, grid.lower.values[p] + (grid.lower.row_idx[p] == c ? hubs : 0.0));
-    }
-  }
-  for (Index hub = grid.size(); hub < n; ++hub) {
-    triplets.add(hub, hub, static_cast<double>(n));
-    for (Index v = 0; v < hub; ++v) triplets.add(hub, v, -0.5 / n);
-  }
-  return linalg::symmetric_from_triplets(n, triplets);
-}
-
 std::vector<BenchMatrix> bench_matrices(const Options& options) {
   const Index scale = options.small ? 1 : 2;
   std::vector<BenchMatrix> matrices;
-  auto elasticity = [](Index nx, Index ny, Index nz) {
-    linalg::ElasticityBoxOptions box;
-    box.nx = nx;
-    box.ny = ny;
-    box.nz = nz;
-    return linalg::elasticity_matrix(box);
-  };
   const Index side_2d = 200 * scale;
-  matrices.push_back({"2D 5-point " + std::to_string(side_2d) + "²", linalg::laplacian_2d(side_2d, side_2d), 1});
+  matrices.push_back(bench::grid_5_point(side_2d));
   const Index side_27 = 20 * scale;
-  matrices.push_back({"3D 27-point " + std::to_string(side_27) + "³", laplacian_27_point(side_27), 1});
-  matrices.push_back({"3D 7-point " + std::to_string(side_27) + "³", linalg::laplacian_3d(side_27, side_27, side_27), 1});
+  matrices.push_back(bench::grid_27_point(side_27));
+  matrices.push_back(bench::grid_7_point(side_27));
   const Index shell = 60 * scale;
-  matrices.push_back({"shell " + std::to_string(shell) + "×" + std::to_string(shell) + "×1 (3 DOF)",
-                      elasticity(shell, shell, 1), 3});
-  matrices.push_back({"shell " + std::to_string(shell) + "×" + std::to_string(shell / 2) + "×2 (3 DOF)",
-                      elasticity(shell, shell / 2, 2), 3});
+  matrices.push_back(bench::shell(shell, shell, 1));
+  matrices.push_back(bench::shell(shell, shell / 2, 2));
   const Index arrow = 100 * scale;
-  matrices.push_back({"arrowhead: 2D " + std::to_string(arrow) + "² + 1 dense row", grid_with_dense_rows(arrow, 1), 1});
-  matrices.push_back({"arrowhead: 2D " + std::to_string(arrow) + "² + 20 dense rows", grid_with_dense_rows(arrow, 20), 1});
-  const Index box = 10 * scale;
-  matrices.push_back({"elasticity box " + std::to_string(box) + "³ (3 DOF)", elasticity(box, box, box), 3});
+  matrices.push_back(bench::arrowhead(arrow, 1));
+  matrices.push_back(bench::arrowhead(arrow, 20));
+  matrices.push_back(bench::elasticity_box(10 * scale));
   if (options.models) {
     for (const bench::SurfaceModel& model : bench::surface_models) {
-      const Index tets = options.small ? 5'000 : 30'000;
-      std::fprintf(stderr, "tetrahedralizing %s near %d tets...\n", model.name, tets);
-      const bench::ModelMesh mesh = bench::tetrahedralize_model(model, tets);
-      matrices.push_back({std::string("model ") + model.name + " " + std::to_string(mesh.mesh.tet_count()) +
-                              " tets (3 DOF)",
-                          linalg::elasticity_matrix(mesh.mesh, linalg::ElasticityBoxOptions{}), 3});
+      matrices.push_back(bench::model_matrix(model, options.small ? 5'000 : 30'000));
     }
   }
   return matrices;
