@@ -3,6 +3,19 @@
 #include <sys/mman.h>
 
 #include <cstdlib>
+#include <string_view>
+
+namespace cholsim::linalg {
+
+bool huge_pages_requested() {
+  static const bool requested = [] {
+    const char* value = std::getenv("CHOLSIM_HUGE_PAGES");
+    return value != nullptr && std::string_view(value) == "1";
+  }();
+  return requested;
+}
+
+}  // namespace cholsim::linalg
 
 namespace cholsim::linalg::detail {
 namespace {
@@ -18,7 +31,7 @@ void* allocate_large(std::size_t bytes) {
   const std::size_t rounded = (bytes + huge_page_bytes - 1) / huge_page_bytes * huge_page_bytes;
   void* pointer = std::aligned_alloc(huge_page_bytes, rounded);
   if (pointer == nullptr) throw std::bad_alloc();
-  ::madvise(pointer, rounded, MADV_HUGEPAGE);  // a hint: failure just means 4 KiB pages
+  if (huge_pages_requested()) ::madvise(pointer, rounded, MADV_HUGEPAGE);  // a hint: failure means 4 KiB pages
   return pointer;
 }
 

@@ -8,9 +8,19 @@
 //    microseconds, so touching 1 GB costs seconds (measured: a cold 32³-box factorization,
 //    890 MB of L, took 9.7 s against 6.2 s warm).
 // So elements are default-initialized (no zero fill), and allocations of at least
-// `huge_page_threshold` bytes are 2 MiB-aligned and marked MADV_HUGEPAGE, which lets
-// transparent huge pages back them when the system allows it ("madvise" mode, Debian's
-// default) — 512 times fewer faults. Without THP support the hint is simply ignored.
+// `huge_page_threshold` bytes are 2 MiB-aligned. With the environment variable
+// CHOLSIM_HUGE_PAGES=1 they are also marked MADV_HUGEPAGE, which lets transparent huge pages
+// back them ("madvise" mode, Debian's default) — 512 times fewer faults.
+//
+// Why huge pages are not the default: what a first touch costs depends on the machine. On a
+// Zen 4 VM they made a cold 32³ factorization 20 % faster (9.7 → 7.8 s). On the Intel VM of
+// issue 23's measurements a huge page took 0.16 s/GB to fault when the kernel had one free
+// and 1.4–1.9 s/GB when it had to compact memory for it (Debian's THP defrag setting makes
+// MADV_HUGEPAGE regions wait for compaction), against a steady 0.41 s/GB for 4 KiB pages;
+// after other libraries had fragmented the memory, the cold 32³ factorization took 3.0–3.3 s
+// with huge pages and 2.2–2.3 s without, the 46³ 18.7 s and 17.8 s (bench_factor_vs_cholmod,
+// docs/benchmarks.md). A warm refactorization into the same storage gains up to 8 % from them.
+// Without THP support the hint is simply ignored.
 #include <cstddef>
 #include <memory>
 #include <new>
@@ -18,6 +28,10 @@
 #include <utility>
 
 namespace cholsim::linalg {
+
+/// True when CHOLSIM_HUGE_PAGES=1 was set at the first call: large arrays (and the update-block
+/// arena, factor/numeric/update_block_arena.hpp) then ask for transparent huge pages.
+bool huge_pages_requested();
 
 namespace detail {
 void* allocate_large(std::size_t bytes);

@@ -92,7 +92,7 @@ class UpdateBlockStore {
   struct Block {
     double* data = nullptr;
     std::int64_t entries = 0;
-    linalg::LargeArray own;  // a block allocated on its own (huge-page backed when large)
+    linalg::LargeArray own;  // a block allocated on its own (linalg/huge_page_allocator.hpp)
   };
   std::vector<Block> blocks_;
   std::unique_ptr<UpdateBlockArena> arena_;  // one_call stores only

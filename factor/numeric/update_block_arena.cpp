@@ -5,6 +5,8 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "linalg/huge_page_allocator.hpp"
+
 namespace cholsim::factor {
 namespace {
 
@@ -26,7 +28,8 @@ UpdateBlockArena::UpdateBlockArena(std::int64_t capacity_bytes) : placement_(0) 
   mapped_bytes_ = reserved;
   const auto address = static_cast<std::int64_t>(reinterpret_cast<std::uintptr_t>(mapping_));
   start_ = mapping_ + (round_up(address, kHugePageBytes) - address);
-  ::madvise(start_, static_cast<std::size_t>(capacity), MADV_HUGEPAGE);  // a hint; 4 KiB pages otherwise
+  // A hint, and only on request (linalg/huge_page_allocator.hpp says why); 4 KiB pages otherwise.
+  if (linalg::huge_pages_requested()) ::madvise(start_, static_cast<std::size_t>(capacity), MADV_HUGEPAGE);
   placement_ = FirstFitPlacement(capacity);
 }
 
