@@ -2,10 +2,22 @@
 
 #include <sys/mman.h>
 
+#include <cstdint>
 #include <cstdlib>
 #include <string_view>
 
+#include "linalg/parallel_loops.hpp"
+
 namespace cholsim::linalg {
+namespace {
+
+#ifdef MADV_POPULATE_WRITE
+constexpr int kPopulateWrite = MADV_POPULATE_WRITE;
+#else
+constexpr int kPopulateWrite = 23;  // Linux's value; older kernels answer EINVAL
+#endif
+
+}  // namespace
 
 bool huge_pages_requested() {
   static const bool requested = [] {
@@ -13,6 +25,21 @@ bool huge_pages_requested() {
     return value != nullptr && std::string_view(value) == "1";
   }();
   return requested;
+}
+
+void populate_pages(void* data, std::size_t bytes, int threads) {
+  constexpr std::size_t page = 4096;
+  const auto begin = reinterpret_cast<std::uintptr_t>(data);
+  const std::uintptr_t first = (begin + page - 1) / page * page;  // whole pages only
+  const std::uintptr_t end = (begin + bytes) / page * page;
+  if (end <= first) return;
+  const auto pages = static_cast<Index>((end - first) / page);
+  parallel_chunks(pages, threads, [&](Index from, Index to) {
+    char* range = reinterpret_cast<char*>(first + static_cast<std::uintptr_t>(from) * page);
+    const std::size_t length = static_cast<std::size_t>(to - from) * page;
+    if (::madvise(range, length, kPopulateWrite) == 0) return;
+    for (std::size_t offset = 0; offset < length; offset += page) range[offset] = 0;  // older kernels
+  });
 }
 
 }  // namespace cholsim::linalg

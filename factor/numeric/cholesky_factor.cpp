@@ -100,7 +100,10 @@ std::vector<double> Factor::compute_all_supernodes(const linalg::SymmetricCscMat
                                                    const FactorOptions& options,
                                                    const SupernodeFollowUp& follow_up) {
   const Symbolic& sym = *symbolic_;
-  values_.resize(static_cast<std::size_t>(sym.factor_value_count()));
+  if (values_.size() != static_cast<std::size_t>(sym.factor_value_count())) {
+    values_.resize(static_cast<std::size_t>(sym.factor_value_count()));
+    linalg::populate_pages(values_.data(), values_.size() * sizeof(double), options.threads);
+  }
   stale_.assign(static_cast<std::size_t>(sym.supernode_count()), 1);
   UpdateBlockStore transient(sym, BlockLifetime::one_call);
   UpdateBlockStore& updates = update_blocks_for_call(retained_, options.retain_update_blocks, transient, sym);
