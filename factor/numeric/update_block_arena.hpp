@@ -13,8 +13,9 @@ namespace cholsim::factor {
 class UpdateBlockArena {
  public:
   /// Reserves `capacity_bytes` of address space (2 MiB-aligned; transparent huge pages with
-  /// CHOLSIM_HUGE_PAGES=1, linalg/huge_page_allocator.hpp). If the system refuses the reservation the arena stays empty and every
-  /// allocate() returns null, so callers fall back to allocating blocks one by one.
+  /// CHOLSIM_HUGE_PAGES=1, linalg/huge_page_allocator.hpp). If the system refuses the
+  /// reservation the arena stays empty and every allocate() returns null, so callers fall
+  /// back to allocating blocks one by one.
   explicit UpdateBlockArena(std::int64_t capacity_bytes);
   ~UpdateBlockArena();
   UpdateBlockArena(const UpdateBlockArena&) = delete;
