@@ -12,6 +12,8 @@
 // bits), so work handed to other threads takes the mode of the thread that handed it out:
 // FloatingPointMode::current() captures it, a Scope applies it for as long as it lives. On
 // processors without these bits both are no-ops.
+#include <utility>
+
 namespace cholsim::linalg {
 
 class FloatingPointMode {
@@ -37,5 +39,15 @@ class FloatingPointMode {
   explicit FloatingPointMode(unsigned control) : control_(control) {}
   unsigned control_;
 };
+
+/// `work` as a callable that runs in the calling thread's current mode on whichever thread
+/// calls it: what a task handed to other threads is wrapped in.
+template <typename Work>
+auto in_current_mode(Work work) {
+  return [work = std::move(work), mode = FloatingPointMode::current()](auto&&... arguments) {
+    const FloatingPointMode::Scope same_mode(mode);
+    return work(std::forward<decltype(arguments)>(arguments)...);
+  };
+}
 
 }  // namespace cholsim::linalg

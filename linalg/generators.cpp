@@ -4,9 +4,11 @@
 #include <array>
 #include <cstdint>
 #include <limits>
+#include <numeric>
 #include <span>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "linalg/assembly_pattern.hpp"
 
@@ -200,6 +202,14 @@ SymmetricCscMatrix laplacian_2d(Index nx, Index ny) {
 SymmetricCscMatrix laplacian_3d(Index nx, Index ny, Index nz) {
   const std::array<Index, 3> extent{nx, ny, nz};
   return grid_laplacian("laplacian_3d", extent);
+}
+
+std::vector<double> ramp_right_hand_side(const SymmetricCscMatrix& a) {
+  std::vector<double> ramp(static_cast<std::size_t>(a.size()));
+  std::iota(ramp.begin(), ramp.end(), 1.0);
+  std::vector<double> b(ramp.size());
+  symmetric_multiply(a, ramp, b);
+  return b;
 }
 
 }  // namespace cholsim::linalg

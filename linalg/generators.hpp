@@ -71,4 +71,8 @@ SymmetricCscMatrix laplacian_2d(Index nx, Index ny);
 /// diagonal, -1 for each grid neighbour; unknown (i, j, k) is i + nx·(j + ny·k).
 SymmetricCscMatrix laplacian_3d(Index nx, Index ny, Index nz);
 
+/// b = A·(1, 2, …, n): a right-hand side whose solution is known and has no symmetry (the
+/// solves compared against CHOLMOD and MUMPS in tests/ and bench/).
+std::vector<double> ramp_right_hand_side(const SymmetricCscMatrix& a);
+
 }  // namespace cholsim::linalg

@@ -65,7 +65,7 @@ struct FactorStats {
   Index recomputed_supernodes = 0;  ///< supernodes this call computed (all for factorize)
   double recomputed_flops = 0.0;    ///< their flops (Symbolic::supernode_flops)
   Index parallel_subtrees = 0;   ///< subtrees run tree-parallel (phase 1)
-  Index top_supernodes = 0;      ///< supernodes run with threaded BLAS (phase 2)
+  Index top_supernodes = 0;      ///< supernodes of the top phase, their dense pieces on every thread (phase 2)
 };
 
 struct SolveStats {

@@ -13,8 +13,6 @@ namespace {
 namespace blas = linalg::blas;
 using linalg::Index;
 
-// Rows per piece so that a piece of `flops_per_row` flops a row holds about kTaskFlops: at
-// least 64 rows (a panel of the packed layout), a multiple of 8 (a cache line of doubles).
 // Columns and least rows of a piece of lower_trapezoid_update. Each BLAS call packs both of
 // its operands again: with 256 × 256 tiles and 256 inner columns the packing took 14 % of a
 // one-thread root front's samples (dgemm_itcopy + otcopy); 512 × 1024 tiles pack a third of
@@ -26,6 +24,8 @@ constexpr Index kPieceRows = 1024;
 // the 64-column leaves of the recursion lie on the critical path of a wide front.
 constexpr double kSolvePieceFlops = kTaskFlops / 8;
 
+// Rows per piece so that a piece of `flops_per_row` flops a row holds about `piece_flops`: at
+// least 64 rows (a panel of the packed layout), a multiple of 8 (a cache line of doubles).
 Index rows_per_piece(double flops_per_row, double piece_flops = kTaskFlops) {
   const double rows = std::ceil(piece_flops / std::max(flops_per_row, 1.0));
   const auto multiple = static_cast<Index>(std::ceil(std::min(rows, 1e9) / 8.0)) * 8;
@@ -45,26 +45,35 @@ void lower_trapezoid_update(double beta, linalg::ConstDenseView rows, linalg::De
   const Index w = target.cols;
   const Index r = target.rows;
   const double c = rows.cols;
-  const double flops = c * w * w + 2.0 * c * w * (r - w);
-  if (!split_dense_work() || flops < 2.0 * kTaskFlops) {
-    blas::syrk(blas::Transpose::no, -1.0, rows.block(0, 0, w, rows.cols), beta, target.block(0, 0, w, w));
-    if (r > w) {
-      blas::gemm(blas::Transpose::no, blas::Transpose::yes, -1.0, rows.block(w, 0, r - w, rows.cols),
-                 rows.block(0, 0, w, rows.cols), beta, target.block(w, 0, r - w, w));
-    }
-    return;
-  }
-  // Pieces are tiles of at least kPieceColumns × kPieceColumns: each BLAS call packs its two
-  // operands again, (rows + columns)·c entries for 2·rows·columns·c flops, so thin pieces
-  // would spend their time packing. Columns come in blocks — a syrk on the block's diagonal
-  // square and a gemm below it — and the gemm's rows are cut further when a block alone holds
-  // more than a piece's worth.
+  // A piece: the tile of target's rows [first_row, first_row + row_count) and columns
+  // [first_column, first_column + columns); on the diagonal (first_row == first_column) a syrk
+  // on its square, below it a gemm.
   struct Piece {
     Index first_column;
     Index columns;
-    Index first_row;  // rows ≥ first_column + columns: a gemm; first_row == first_column: the syrk
+    Index first_row;
     Index row_count;
   };
+  const auto compute = [&](const Piece& piece) {
+    const linalg::ConstDenseView column_rows = rows.block(piece.first_column, 0, piece.columns, rows.cols);
+    const linalg::DenseView tile = target.block(piece.first_row, piece.first_column, piece.row_count, piece.columns);
+    if (piece.first_row == piece.first_column) {
+      blas::syrk(blas::Transpose::no, -1.0, column_rows, beta, tile);
+    } else {
+      blas::gemm(blas::Transpose::no, blas::Transpose::yes, -1.0,
+                 rows.block(piece.first_row, 0, piece.row_count, rows.cols), column_rows, beta, tile);
+    }
+  };
+  const double flops = c * w * w + 2.0 * c * w * (r - w);
+  if (!split_dense_work() || flops < 2.0 * kTaskFlops) {  // one syrk, one gemm
+    compute({0, w, 0, w});
+    if (r > w) compute({0, w, w, r - w});
+    return;
+  }
+  // Tiles of at least kPieceColumns × kPieceRows: each BLAS call packs its two operands again,
+  // (rows + columns)·c entries for 2·rows·columns·c flops, so thin pieces would spend their
+  // time packing. Columns come in blocks — the block's diagonal square, then the rows below
+  // cut further when a block alone holds more than a piece's worth.
   std::vector<Piece> pieces;
   const Index row_step = std::max<Index>(kPieceRows, rows_per_piece(2.0 * c * kPieceColumns));
   for (Index j = 0; j < w; j += kPieceColumns) {
@@ -72,17 +81,7 @@ void lower_trapezoid_update(double beta, linalg::ConstDenseView rows, linalg::De
     pieces.push_back({j, columns, j, columns});
     for (Index i = j + columns; i < r; i += row_step) pieces.push_back({j, columns, i, std::min(row_step, r - i)});
   }
-  run_pieces(static_cast<Index>(pieces.size()), true, [&](Index p) {
-    const Piece& piece = pieces[static_cast<std::size_t>(p)];
-    const linalg::ConstDenseView column_rows = rows.block(piece.first_column, 0, piece.columns, rows.cols);
-    const linalg::DenseView tile = target.block(piece.first_row, piece.first_column, piece.row_count, piece.columns);
-    if (piece.first_row == piece.first_column) {
-      blas::syrk(blas::Transpose::no, -1.0, column_rows, beta, tile);
-    } else {
-      blas::gemm(blas::Transpose::no, blas::Transpose::yes, -1.0, rows.block(piece.first_row, 0, piece.row_count, rows.cols),
-                 column_rows, beta, tile);
-    }
-  });
+  run_pieces(static_cast<Index>(pieces.size()), true, [&](Index p) { compute(pieces[static_cast<std::size_t>(p)]); });
 }
 
 void solve_rows_lower_transposed(linalg::ConstDenseView lower, linalg::DenseView b) {

@@ -39,11 +39,8 @@ void run_pieces(linalg::Index count, bool as_tasks, const Body& body) {
     for (linalg::Index i = 0; i < count; ++i) body(i);
     return;
   }
-  const linalg::FloatingPointMode mode = linalg::FloatingPointMode::current();
-  tbb::parallel_for(linalg::Index{0}, count, [&](linalg::Index i) {
-    const linalg::FloatingPointMode::Scope same_mode(mode);
-    body(i);
-  }, tbb::simple_partitioner());
+  tbb::parallel_for(linalg::Index{0}, count, linalg::in_current_mode([&](linalg::Index i) { body(i); }),
+                    tbb::simple_partitioner());
 }
 
 /// A range [begin, end) of rows or columns.
@@ -77,7 +74,7 @@ std::vector<IndexRange> cut_into_pieces(linalg::Index count, const Weight& weigh
 /// target = beta·target − rows·rows(0:w, :)ᵀ on the lower trapezoid of target (entries (i, j)
 /// with i ≥ j; the strict upper part of the top w×w block is not referenced), w = target.cols,
 /// rows being target.rows × c. The top w×w block is a syrk, the rows below a gemm; large
-/// updates are cut into row pieces of about kTaskFlops.
+/// updates are cut into tiles of columns and rows, each a syrk on its diagonal square or a gemm.
 void lower_trapezoid_update(double beta, linalg::ConstDenseView rows, linalg::DenseView target);
 
 /// b = b·lower⁻ᵀ (trsm: right side, lower triangular, transposed), cut into row pieces.

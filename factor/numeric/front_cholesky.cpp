@@ -45,9 +45,9 @@ int factor_recursively(DenseView front) {
 // factored, the next panel gets its update at once and the rest of the trailing columns get
 // theirs as a background task, so that the next panel's factorization — the critical path —
 // runs while other threads take the pieces of that large update. In the recursion the
-// factorization of the left half finishes before any thread can start on the right half,
-// and for the root of a 32³ box (4,707 columns) two threads reached 84–96 GFLOP/s where one
-// reaches 72; threaded BLAS reached 140–150.
+// factorization of the left half finishes before any thread can start on the right half: on
+// the root front of a 32³ box (4,707 columns) two threads reached 84–96 GFLOP/s that way,
+// 144–147 with the lookahead (OpenBLAS's threaded potrf: 126–140).
 int factor_with_lookahead(DenseView front) {
   const Index k = front.cols;
   const Index rows = front.rows;
@@ -66,11 +66,10 @@ int factor_with_lookahead(DenseView front) {
                            front.block(next, next, rows - next, next_width));
     const Index rest = next + next_width;
     if (rest < k) {
-      trailing.run([=, mode = linalg::FloatingPointMode::current()] {
-        const linalg::FloatingPointMode::Scope same_mode(mode);
+      trailing.run(linalg::in_current_mode([=] {
         lower_trapezoid_update(1.0, front.block(rest, first, rows - rest, width),
                                front.block(rest, rest, rows - rest, k - rest));
-      });
+      }));
     }
   }
   return 0;

@@ -7,7 +7,9 @@
 // trsm of L21 is 16 % of an elasticity box's flops (docs/benchmarks.md, issue 23 item 2).
 // Recursing on the columns instead — factor the left half, update the right half with one
 // syrk and one gemm, factor the right half — puts all but a leaf's worth of those flops
-// into gemm, the way recursive Cholesky (Gustavson 1997; Toledo 1997) does for potrf.
+// into gemm, the way recursive Cholesky (Gustavson 1997; Toledo 1997) does for potrf. Fronts
+// of 512 columns and more go right-looking by 256-column panels with a lookahead of one
+// panel instead, so that threads share a wide front (front_cholesky.cpp says why).
 #include "linalg/dense_matrix.hpp"
 
 namespace cholsim::factor {

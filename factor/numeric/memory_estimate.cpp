@@ -35,20 +35,23 @@ class LiveBlocks {
     const std::int64_t bytes = update_block_bytes(symbolic_, s);
     live_ += bytes;
     peak_ = std::max(peak_, live_);
-    if (bytes > 0 && kept_.empty()) offset_[s] = *arena_.place(bytes);
+    if (bytes > 0 && uses_arena()) offset_[s] = *arena_.place(bytes);
   }
   void finish(Index s) {
     for (Index child : symbolic_.children(s)) {
       if (!kept_.empty() && kept_[child]) continue;
       const std::int64_t bytes = update_block_bytes(symbolic_, child);
       live_ -= bytes;
-      if (bytes > 0 && kept_.empty()) arena_.remove(offset_[child], bytes);
+      if (bytes > 0 && uses_arena()) arena_.remove(offset_[child], bytes);
     }
   }
   [[nodiscard]] std::int64_t peak() const { return peak_; }
-  [[nodiscard]] std::int64_t arena_high_water() const { return kept_.empty() ? arena_.high_water() : 0; }
+  [[nodiscard]] std::int64_t arena_high_water() const { return uses_arena() ? arena_.high_water() : 0; }
 
  private:
+  // A store that keeps no block is a one_call store, whose blocks live in its arena.
+  [[nodiscard]] bool uses_arena() const { return kept_.empty(); }
+
   const Symbolic& symbolic_;
   std::span<const char> kept_;
   std::int64_t live_ = 0;

@@ -125,7 +125,7 @@ TreeSchedule plan_tree_schedule(const Symbolic& symbolic, std::span<const double
   }
   if (threads > 1) {
     // Split the most expensive subtree until the subtrees balance across the threads within
-    // 5%; the split-off roots move to the top phase, which uses all threads inside BLAS.
+    // 5%; the split-off roots move to the top phase, where every thread takes their pieces.
     constexpr double balance_tolerance = 1.05;
     while (!frontier.empty()) {
       std::vector<double> costs;
@@ -173,8 +173,8 @@ void run_tree_schedule(const Symbolic& symbolic, const TreeSchedule& schedule, i
   // the top phase when the caller asked for threaded BLAS there.
   linalg::thread_arena(threads).execute([&] {
     {
-      linalg::ScopedBlasThreads one_blas_thread(1);
       // Phase 1: the subtrees below the cut.
+      const linalg::ScopedBlasThreads one_blas_thread(1);
       if (threads <= 1) {
         for (Index root : schedule.subtree_roots) {
           for (Index s = symbolic.subtree_begin(root); s <= root; ++s) {
@@ -184,13 +184,10 @@ void run_tree_schedule(const Symbolic& symbolic, const TreeSchedule& schedule, i
       } else {
         run_subtrees_as_tasks(symbolic, schedule, threads, run_one, failed, active);
       }
-      // Phase 2: the top of the tree, one supernode at a time, its dense pieces on every thread.
-      if (top_phase == TopPhase::dense_tasks) {
-        for (Index s : schedule.top) run_one(s);
-        return;
-      }
     }
-    linalg::ScopedBlasThreads all_blas_threads(threads);
+    // Phase 2: the top of the tree, one supernode at a time, its dense pieces (or BLAS) on
+    // every thread.
+    const linalg::ScopedBlasThreads top_blas_threads(top_phase == TopPhase::dense_tasks ? 1 : threads);
     for (Index s : schedule.top) run_one(s);
   });
 }

@@ -389,5 +389,11 @@ TEST(Generators, Laplacian3dHasSevenPointStructure) {
   EXPECT_EQ(laplacian_2d(0, 3).size(), 0);
 }
 
+TEST(Generators, RampRightHandSideIsTheMatrixTimesOneToN) {
+  // The 1×3 grid: 4 on the diagonal, −1 between neighbours; A·(1, 2, 3) = (2, 4, 10).
+  const SymmetricCscMatrix a = laplacian_2d(3, 1);
+  EXPECT_EQ(ramp_right_hand_side(a), (std::vector<double>{2.0, 4.0, 10.0}));
+}
+
 }  // namespace
 }  // namespace cholsim::linalg

@@ -354,7 +354,7 @@ struct LibraryNumbers {
   double stored_entries = kNaN;  ///< factor entries stored: cholsim's supernodal values, L->xsize, INFOG(29)
   double flops = kNaN;           ///< own count: cholsim supernodal, CHOLMOD fl, MUMPS RINFOG(3)
   double parallel_subtrees = kNaN;  ///< cholsim: subtrees run tree-parallel
-  double top_supernodes = kNaN;     ///< cholsim: supernodes run with threaded BLAS
+  double top_supernodes = kNaN;     ///< cholsim: supernodes of the top phase
 };
 
 /// Calls visit(name, field) for every field: one list for both directions of the JSON form
@@ -457,15 +457,6 @@ double relative_residual(const SymmetricCscMatrix& a, std::span<const double> x,
     norm_b += b[i] * b[i];
   }
   return std::sqrt(residual / norm_b);
-}
-
-/// b = A·(1, 2, …, n): a right-hand side whose solution is known and has no symmetry.
-std::vector<double> right_hand_side(const SymmetricCscMatrix& a) {
-  std::vector<double> ramp(static_cast<std::size_t>(a.size()));
-  std::iota(ramp.begin(), ramp.end(), 1.0);
-  std::vector<double> b(ramp.size());
-  linalg::symmetric_multiply(a, ramp, b);
-  return b;
 }
 
 LibraryNumbers failed(LibraryNumbers numbers, std::string why) {
@@ -742,7 +733,7 @@ MatrixResult measure_in_this_process(const MatrixSource& source, const Options& 
     }
   }();
   const SymmetricCscMatrix& a = ordered.bench.matrix;
-  const std::vector<double> b = right_hand_side(a);
+  const std::vector<double> b = linalg::ramp_right_hand_side(a);
   return measure(ordered.info, options, [&](Library library, int threads) {
     return run_library_once(library, a, ordered.permutation, b, threads);
   });
@@ -849,12 +840,12 @@ void run_child_task(const ChildTask& task) {
     const bench::BenchMatrix tiny = bench::elasticity_box(3);
     std::vector<Index> natural(static_cast<std::size_t>(tiny.matrix.size()));
     std::iota(natural.begin(), natural.end(), 0);
-    run_library_once(library, tiny.matrix, natural, right_hand_side(tiny.matrix), task.threads);
+    run_library_once(library, tiny.matrix, natural, linalg::ramp_right_hand_side(tiny.matrix), task.threads);
   }
   const bench::BenchMatrix bench_matrix = bench::build_bench_matrix(task.matrix_spec);
   const SymmetricCscMatrix& a = bench_matrix.matrix;
   const std::vector<Index> permutation = read_permutation(task.permutation_file, a.size());
-  LibraryNumbers numbers = run_library_once(library, a, permutation, right_hand_side(a), task.threads);
+  LibraryNumbers numbers = run_library_once(library, a, permutation, linalg::ramp_right_hand_side(a), task.threads);
   // The parent reports wait4's figure, the same number, which it has even for a child that dies;
   // this one is for whoever reads the result file.
   rusage usage{};

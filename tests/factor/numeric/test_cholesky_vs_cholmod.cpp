@@ -11,7 +11,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
-#include <numeric>
 #include <string>
 #include <vector>
 
@@ -104,15 +103,6 @@ std::vector<VsCholmodCase> vs_cholmod_cases() {
   return cases;
 }
 
-/// b = A·(1, 2, 3, …, n).
-std::vector<double> rhs_of_ramp(const SymmetricCscMatrix& a) {
-  std::vector<double> ramp(static_cast<std::size_t>(a.size()));
-  std::iota(ramp.begin(), ramp.end(), 1.0);
-  std::vector<double> b(ramp.size());
-  linalg::symmetric_multiply(a, ramp, b);
-  return b;
-}
-
 /// ‖b − A·x‖₂ / ‖b‖₂.
 double relative_residual(const SymmetricCscMatrix& a, const std::vector<double>& x,
                          const std::vector<double>& b) {
@@ -162,7 +152,7 @@ TEST_P(VsCholmod, SameStructureAndSolutionWithSamePermutation) {
   const VsCholmodCase& test_case = cases[static_cast<std::size_t>(GetParam())];
   SCOPED_TRACE(test_case.name);
   const SymmetricCscMatrix& a = test_case.matrix;
-  const std::vector<double> b = rhs_of_ramp(a);
+  const std::vector<double> b = linalg::ramp_right_hand_side(a);
   const auto ordered = analyze(a, nested_dissection_options(test_case.dofs_per_node));
 
   for (const bool ours_defaults : {true, false}) {

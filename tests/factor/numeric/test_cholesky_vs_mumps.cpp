@@ -6,7 +6,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <numeric>
 #include <string>
 #include <vector>
 
@@ -47,15 +46,6 @@ std::vector<VsMumpsCase> vs_mumps_cases() {
   return cases;
 }
 
-/// b = A·(1, 2, 3, …, n).
-std::vector<double> rhs_of_ramp(const SymmetricCscMatrix& a) {
-  std::vector<double> ramp(static_cast<std::size_t>(a.size()));
-  std::iota(ramp.begin(), ramp.end(), 1.0);
-  std::vector<double> b(ramp.size());
-  linalg::symmetric_multiply(a, ramp, b);
-  return b;
-}
-
 class VsMumps : public ::testing::TestWithParam<int> {
  protected:
   void SetUp() override { linalg::set_blas_threads(1); }
@@ -65,7 +55,7 @@ TEST_P(VsMumps, SameSolutionInOurOrderAndInItsOwn) {
   const auto cases = vs_mumps_cases();
   const VsMumpsCase& test_case = cases[static_cast<std::size_t>(GetParam())];
   const SymmetricCscMatrix& a = test_case.matrix;
-  const std::vector<double> b = rhs_of_ramp(a);
+  const std::vector<double> b = linalg::ramp_right_hand_side(a);
 
   AnalyzeOptions options;
   options.ordering = OrderingMethod::nested_dissection;
