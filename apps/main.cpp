@@ -6,6 +6,7 @@
 #include "corot_command.hpp"
 #include "factor_command.hpp"
 #include "opsplit_command.hpp"
+#include "pd_command.hpp"
 
 int main(int argc, char** argv) {
   using namespace cholsim::apps;
@@ -20,6 +21,7 @@ int main(int argc, char** argv) {
   add_factor_command(app, action);
   add_corot_command(app, action);
   add_opsplit_command(app, action);
+  add_pd_command(app, action);
 
   try {
     app.parse(argc, argv);

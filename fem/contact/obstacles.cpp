@@ -49,6 +49,46 @@ ObstacleProximity proximity_to(const Cylinder& cylinder, const Vec3& point) {
   return {std::hypot(outside_tube, outside_slab), linalg::normalized(direction), {}};
 }
 
+// The solid of all points within `radius` of a core curve, seen from `point` whose nearest
+// core point is `core_point`: the offset from the core gives both distance and normal.
+// `fallback_normal` is used on the core itself, where every direction is equally near.
+ObstacleProximity proximity_to_swept_ball(const Vec3& point, const Vec3& core_point, double radius,
+                                          const Vec3& fallback_normal) {
+  const Vec3 offset = point - core_point;
+  const double length = linalg::norm(offset);
+  return {length - radius, length > 0.0 ? offset / length : fallback_normal, {}};
+}
+
+ObstacleProximity proximity_to(const Capsule& capsule, const Vec3& point) {
+  const Vec3 segment = capsule.end_b - capsule.end_a;
+  const double squared_length = linalg::squared_norm(segment);
+  const double along =
+      squared_length > 0.0 ? std::clamp(linalg::dot(point - capsule.end_a, segment) / squared_length, 0.0, 1.0) : 0.0;
+  const Vec3 fallback = squared_length > 0.0 ? any_orthogonal(segment / std::sqrt(squared_length)) : Vec3{0.0, 1.0, 0.0};
+  return proximity_to_swept_ball(point, capsule.end_a + along * segment, capsule.radius, fallback);
+}
+
+ObstacleProximity proximity_to(const HalfTorus& arch, const Vec3& point) {
+  const Vec3 axis = linalg::normalized(arch.axis);
+  const Vec3 start = linalg::normalized(arch.start_direction - linalg::dot(arch.start_direction, axis) * axis);
+  const Vec3 quarter = linalg::cross(axis, start);  // the arc's midpoint direction
+  const Vec3 offset = point - arch.center;
+  const double along_start = linalg::dot(offset, start);
+  const double along_quarter = linalg::dot(offset, quarter);
+  // On the arc's side of the start–end line the nearest circle point (the radial one) is on the
+  // half circle; on the other side the arc's nearest point is the end on the point's side.
+  Vec3 direction;
+  if (along_quarter >= 0.0) {
+    const Vec3 in_plane = along_start * start + along_quarter * quarter;
+    const double in_plane_length = linalg::norm(in_plane);
+    // On the axis every arc point is equally near; take the midpoint.
+    direction = in_plane_length > 0.0 ? in_plane / in_plane_length : quarter;
+  } else {
+    direction = along_start >= 0.0 ? start : -start;
+  }
+  return proximity_to_swept_ball(point, arch.center + arch.arch_radius * direction, arch.tube_radius, axis);
+}
+
 ObstacleProximity proximity_to(const MovingBox& box, const Vec3& point, double time) {
   const Vec3 local = point - box.center_at(time);
   Vec3 outside;        // per axis, how far beyond the face (0 when within the slab)

@@ -1,6 +1,7 @@
 #pragma once
 // Rigid obstacles a deformable body collides with: the ground (a half-space), spheres,
-// capped cylinders, and a scripted moving box — the piston of seed 000's bear-squash scene.
+// capped cylinders, capsules, a half torus (the teeth arch of seed 004's surgery scene), and a
+// scripted moving box — the piston of seed 000's bear-squash scene.
 // Each answers one query: the signed distance of a point at a time, the outward normal and
 // the obstacle's own velocity there. Penalty forces (seed 000 §5) and position projection
 // (seed 003 §3.3) are both built on it.
@@ -32,6 +33,28 @@ struct Cylinder {
   double radius = 0.5;
 };
 
+/// A segment end_a–end_b swollen by `radius`: a cylinder with hemispherical ends (a tool
+/// shaft, a finger). end_a == end_b is a sphere.
+struct Capsule {
+  Vec3 end_a;
+  Vec3 end_b{0.0, 1.0, 0.0};
+  double radius = 0.5;
+};
+
+/// A tube of `tube_radius` around half a circle, its ends closed by hemispheres: the teeth arch
+/// of seed 004's surgery scene (§5). The circle has radius `arch_radius` about `center` in the
+/// plane normal to `axis`; the arc starts in `start_direction` from the centre and turns 180°
+/// counter-clockwise about `axis`, ending opposite. `axis` and `start_direction` need not be
+/// unit or exactly orthogonal (they are normalized and orthogonalized), but must not be
+/// parallel.
+struct HalfTorus {
+  Vec3 center;
+  Vec3 axis{0.0, 0.0, 1.0};
+  Vec3 start_direction{1.0, 0.0, 0.0};
+  double arch_radius = 1.0;
+  double tube_radius = 0.25;
+};
+
 /// An axis-aligned box moving with constant velocity between start_time and stop_time, at
 /// rest before and after (the scripted piston). With a finite return_time (≥ stop_time) it
 /// travels the same stroke back from then on, at −velocity, like the piston of seed 000
@@ -48,7 +71,7 @@ struct MovingBox {
   [[nodiscard]] Vec3 velocity_at(double time) const;
 };
 
-using Obstacle = std::variant<HalfSpace, Sphere, Cylinder, MovingBox>;
+using Obstacle = std::variant<HalfSpace, Sphere, Cylinder, Capsule, HalfTorus, MovingBox>;
 
 /// Where a point stands against an obstacle.
 struct ObstacleProximity {

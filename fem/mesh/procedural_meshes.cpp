@@ -3,10 +3,12 @@
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
+#include <cstdint>
 #include <limits>
 #include <numbers>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 namespace cholsim::fem {
 namespace {
@@ -122,6 +124,86 @@ std::array<double, D> square_to_round(const std::array<double, D>& u) {
 
 Index even_at_least_two(Index cells) { return std::max<Index>(2, cells + cells % 2); }
 
+/// The cube grid of make_implicit_mesh: `cells` cubes of edge `cell` per axis from `origin`,
+/// centred on the bounding box and covering it.
+struct CubeGrid {
+  linalg::Vec3 origin;
+  double cell = 0.0;
+  std::array<Index, 3> cells{};
+
+  [[nodiscard]] linalg::Vec3 corner(Index i, Index j, Index k) const {
+    return origin + cell * linalg::Vec3{double(i), double(j), double(k)};
+  }
+  [[nodiscard]] std::int64_t node(Index i, Index j, Index k) const {
+    return i + std::int64_t{cells[0] + 1} * (j + std::int64_t{cells[1] + 1} * k);
+  }
+  [[nodiscard]] std::int64_t node_count() const {
+    return std::int64_t{cells[0] + 1} * (cells[1] + 1) * (cells[2] + 1);
+  }
+};
+
+CubeGrid cube_grid_over(const char* function, const std::array<double, 6>& box, double cell_size) {
+  require_positive(function, "cell_size", cell_size);
+  CubeGrid grid;
+  grid.cell = cell_size;
+  double total_cells = 1.0;
+  for (std::size_t a = 0; a < 3; ++a) {
+    const double extent = box[a + 3] - box[a];
+    require_positive(function, "bounding box extent", extent);
+    const double cells = std::max(1.0, std::ceil(extent / cell_size));
+    total_cells *= cells;
+    // Checked in double before any cast: a tiny cell size must fail here, not overflow.
+    if (total_cells > double(std::numeric_limits<Index>::max())) {
+      throw std::invalid_argument(std::string(function) + ": cell size " + std::to_string(cell_size) +
+                                  " makes a grid too large for the index type");
+    }
+    grid.cells[a] = static_cast<Index>(cells);
+    grid.origin[int(a)] = 0.5 * (box[a] + box[a + 3]) - 0.5 * cells * cell_size;
+  }
+  return grid;
+}
+
+/// Calls visit(i, j, k) for every cube whose centre the shape contains, in grid order.
+template <typename Visit>
+void for_each_inside_cube(const CubeGrid& grid, const SignedDistance& signed_distance, Visit&& visit) {
+  const double half = 0.5 * grid.cell;
+  for (Index k = 0; k < grid.cells[2]; ++k) {
+    for (Index j = 0; j < grid.cells[1]; ++j) {
+      for (Index i = 0; i < grid.cells[0]; ++i) {
+        if (signed_distance(grid.corner(i, j, k) + linalg::Vec3{half, half, half}) < 0.0) visit(i, j, k);
+      }
+    }
+  }
+}
+
+/// The cell size whose kept-cube count has come closest to the target so far.
+struct ClosestCellSize {
+  const CellSizedShape& shape_at;
+  const std::array<double, 6>& bounding_box;
+  double target_cubes = 0.0;
+  double size = 0.0;
+  double error = std::numeric_limits<double>::infinity();  ///< |count / target − 1|
+
+  /// count(cell_size) / target, remembering the closest.
+  double measure(double cell_size) {
+    const double ratio = count_implicit_cells(shape_at(cell_size), bounding_box, cell_size) / target_cubes;
+    if (std::abs(ratio - 1.0) < error) {
+      error = std::abs(ratio - 1.0);
+      size = cell_size;
+    }
+    return ratio;
+  }
+  [[nodiscard]] bool close_enough() const { return error < 0.02; }
+};
+
+/// The 6 Kuhn tets of a unit cube as corner codes (bit 0 = +x, bit 1 = +y, bit 2 = +z), taken
+/// from structured_tet_box on one cube — whose node numbering i + 2j + 4k is exactly that code —
+/// so the diagonal convention is shared by construction rather than restated.
+const std::vector<Index>& kuhn_corner_codes() {
+  static const std::vector<Index> codes = linalg::structured_tet_box(1, 1, 1, 1.0).tets;
+  return codes;
+}
+
 }  // namespace
 
 TetMesh make_box_mesh(double size_x, double size_y, double size_z, Index cells_along_longest) {
@@ -198,6 +280,94 @@ TetMesh make_torus_mesh(double major_radius, double minor_radius, Index cells_ar
     torus.positions[node + 2] = minor_radius * disk[0];
   }
   return torus;
+}
+
+Index count_implicit_cells(const SignedDistance& signed_distance, const std::array<double, 6>& bounding_box,
+                           double cell_size) {
+  const CubeGrid grid = cube_grid_over("count_implicit_cells", bounding_box, cell_size);
+  std::int64_t count = 0;
+  for_each_inside_cube(grid, signed_distance, [&](Index, Index, Index) { ++count; });
+  if (6 * count > std::numeric_limits<Index>::max() / 4) {
+    throw std::invalid_argument("count_implicit_cells: " + std::to_string(count) + " cubes overflow the index type");
+  }
+  return static_cast<Index>(count);
+}
+
+TetMesh make_implicit_mesh(const SignedDistance& signed_distance, const std::array<double, 6>& bounding_box,
+                           double cell_size) {
+  const CubeGrid grid = cube_grid_over("make_implicit_mesh", bounding_box, cell_size);
+  const Index cube_count = count_implicit_cells(signed_distance, bounding_box, cell_size);
+  if (cube_count == 0) {
+    throw std::invalid_argument("make_implicit_mesh: no cube centre of the grid (cell size " +
+                                std::to_string(cell_size) + ") is inside the shape");
+  }
+  const std::vector<Index>& codes = kuhn_corner_codes();
+  constexpr Index unused = -1;
+  // Grid node → mesh node; first the corners of kept cubes are marked, then numbered in grid
+  // order, so the numbering is deterministic and keeps the grid's locality.
+  std::vector<Index> mesh_node(static_cast<std::size_t>(grid.node_count()), unused);
+  auto corner_node = [&](Index i, Index j, Index k, Index code) {
+    return grid.node(i + (code & 1), j + ((code >> 1) & 1), k + ((code >> 2) & 1));
+  };
+  for_each_inside_cube(grid, signed_distance, [&](Index i, Index j, Index k) {
+    for (Index code = 0; code < 8; ++code) mesh_node[static_cast<std::size_t>(corner_node(i, j, k, code))] = 0;
+  });
+  TetMesh mesh;
+  Index next = 0;
+  for (Index k = 0; k <= grid.cells[2]; ++k) {
+    for (Index j = 0; j <= grid.cells[1]; ++j) {
+      for (Index i = 0; i <= grid.cells[0]; ++i) {
+        Index& node = mesh_node[static_cast<std::size_t>(grid.node(i, j, k))];
+        if (node == unused) continue;
+        node = next++;
+        const linalg::Vec3 x = grid.corner(i, j, k);
+        mesh.positions.insert(mesh.positions.end(), {x.x, x.y, x.z});
+      }
+    }
+  }
+  mesh.tets.reserve(24 * static_cast<std::size_t>(cube_count));
+  for_each_inside_cube(grid, signed_distance, [&](Index i, Index j, Index k) {
+    for (const Index code : codes) mesh.tets.push_back(mesh_node[static_cast<std::size_t>(corner_node(i, j, k, code))]);
+  });
+  return mesh;
+}
+
+linalg::Vec3 implicit_grid_origin(const std::array<double, 6>& bounding_box, double cell_size) {
+  return cube_grid_over("implicit_grid_origin", bounding_box, cell_size).origin;
+}
+
+double cell_size_for_tet_count(const SignedDistance& signed_distance, const std::array<double, 6>& bounding_box,
+                               Index target_tets) {
+  return cell_size_for_tet_count([&](double) { return signed_distance; }, bounding_box, target_tets);
+}
+
+double cell_size_for_tet_count(const CellSizedShape& shape_at, const std::array<double, 6>& bounding_box,
+                               Index target_tets) {
+  require_cells("cell_size_for_tet_count", "target_tets", target_tets, 6);
+  const double box_volume =
+      (bounding_box[3] - bounding_box[0]) * (bounding_box[4] - bounding_box[1]) * (bounding_box[5] - bounding_box[2]);
+  require_positive("cell_size_for_tet_count", "bounding box volume", box_volume);
+  ClosestCellSize closest{shape_at, bounding_box, target_tets / 6.0};
+  // Start as if the shape filled its box (too fine a cell only when it does not, so the first
+  // count is never zero), then let the tet count ∝ h⁻³ law correct it.
+  double cell_size = std::cbrt(box_volume / closest.target_cubes);
+  for (int attempt = 0; attempt < 4 && !closest.close_enough(); ++attempt) {
+    const double ratio = closest.measure(cell_size);
+    cell_size *= ratio > 0.0 ? std::cbrt(ratio) : 0.5;
+  }
+  // On coarse, boxy shapes the count jumps by whole layers of cubes (≈ 10 % at 20K tets) and
+  // the law can hop over the target: bisect between a size counting more and one counting less.
+  if (!closest.close_enough()) {
+    double finer = closest.size;
+    double coarser = closest.size;
+    for (int step = 0; step < 40 && closest.measure(finer) < 1.0; ++step) finer *= 0.97;
+    for (int step = 0; step < 40 && closest.measure(coarser) > 1.0; ++step) coarser *= 1.03;
+    for (int step = 0; step < 30 && !closest.close_enough(); ++step) {
+      const double middle = 0.5 * (finer + coarser);
+      (closest.measure(middle) > 1.0 ? finer : coarser) = middle;
+    }
+  }
+  return closest.size;
 }
 
 }  // namespace cholsim::fem

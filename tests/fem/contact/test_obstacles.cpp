@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <random>
 
 namespace cholsim::fem {
 namespace {
@@ -77,6 +78,104 @@ TEST(Obstacles, NearestOfSeveralAndNoneIsInfinitelyFar) {
   EXPECT_NEAR(nearest.distance, 0.15, 1e-12);
   expect_near(nearest.normal, {0.0, -1.0, 0.0});
   EXPECT_TRUE(std::isinf(nearest_obstacle({}, {0.0, 0.0, 0.0}, 0.0).distance));
+}
+
+/// The normal must be the gradient of the distance: compare with central differences at
+/// random points away from the shape's surface-less creases (core curve, medial surfaces).
+void expect_normals_are_distance_gradients(const Obstacle& obstacle, const Vec3& low, const Vec3& high,
+                                           unsigned seed) {
+  std::mt19937 random(seed);
+  const double step = 1e-6;
+  int checked = 0;
+  for (int n = 0; n < 500; ++n) {
+    Vec3 point;
+    for (int axis = 0; axis < 3; ++axis) point[axis] = std::uniform_real_distribution<double>(low[axis], high[axis])(random);
+    const auto here = proximity(obstacle, point, 0.0);
+    Vec3 gradient;
+    for (int axis = 0; axis < 3; ++axis) {
+      Vec3 offset;
+      offset[axis] = step;
+      gradient[axis] = (proximity(obstacle, point + offset, 0.0).distance -
+                        proximity(obstacle, point - offset, 0.0).distance) / (2.0 * step);
+    }
+    if (std::abs(linalg::norm(gradient) - 1.0) > 1e-4) continue;  // a kink of the distance: skip
+    ++checked;
+    expect_near(here.normal, gradient, 1e-5);
+    expect_near(here.velocity, {0.0, 0.0, 0.0});
+  }
+  EXPECT_GT(checked, 450);
+}
+
+TEST(Obstacles, CapsuleSideEndsAndInside) {
+  const Obstacle capsule = Capsule{{0.0, 0.0, 0.0}, {0.0, 2.0, 0.0}, 0.5};
+  const auto side = proximity(capsule, {3.0, 1.0, 0.0}, 0.0);
+  EXPECT_DOUBLE_EQ(side.distance, 2.5);
+  expect_near(side.normal, {1.0, 0.0, 0.0});
+  // Beyond an end the rounded cap is a sphere about that end point (a cylinder would be flat).
+  const auto beyond_end = proximity(capsule, {3.0, 6.0, 0.0}, 0.0);
+  EXPECT_DOUBLE_EQ(beyond_end.distance, 4.5);
+  expect_near(beyond_end.normal, {0.6, 0.8, 0.0});
+  const auto below = proximity(capsule, {0.0, -1.0, 0.0}, 0.0);
+  EXPECT_DOUBLE_EQ(below.distance, 0.5);
+  expect_near(below.normal, {0.0, -1.0, 0.0});
+  const auto inside = proximity(capsule, {0.0, 2.25, 0.0}, 0.0);
+  EXPECT_DOUBLE_EQ(inside.distance, -0.25);
+  expect_near(inside.normal, {0.0, 1.0, 0.0});
+  // On the core segment the depth is the radius and the normal some unit direction across it.
+  const auto on_core = proximity(capsule, {0.0, 1.0, 0.0}, 0.0);
+  EXPECT_DOUBLE_EQ(on_core.distance, -0.5);
+  EXPECT_NEAR(linalg::norm(on_core.normal), 1.0, 1e-12);
+  EXPECT_NEAR(on_core.normal.y, 0.0, 1e-12);
+  // A zero-length capsule is a sphere.
+  EXPECT_DOUBLE_EQ(proximity(Capsule{{1.0, 1.0, 1.0}, {1.0, 1.0, 1.0}, 0.5}, {1.0, 3.0, 1.0}, 0.0).distance, 1.5);
+}
+
+TEST(Obstacles, CapsuleNormalIsTheDistanceGradient) {
+  expect_normals_are_distance_gradients(Capsule{{-0.5, 0.2, 0.1}, {0.7, -0.3, 0.9}, 0.3}, {-1.5, -1.5, -1.0},
+                                        {1.5, 1.5, 2.0}, 21);
+}
+
+TEST(Obstacles, HalfTorusAlongTheArcAtItsEndsAndInside) {
+  // Arch of radius 2 in the x–y plane from +x through +y to −x, tube radius 0.5.
+  const Obstacle arch = HalfTorus{{0.0, 0.0, 0.0}, {0.0, 0.0, 1.0}, {1.0, 0.0, 0.0}, 2.0, 0.5};
+  const auto outer = proximity(arch, {0.0, 3.0, 0.0}, 0.0);  // beyond the arc's midpoint
+  EXPECT_DOUBLE_EQ(outer.distance, 0.5);
+  expect_near(outer.normal, {0.0, 1.0, 0.0});
+  const auto diagonal = proximity(arch, {2.0, 2.0, 0.0}, 0.0);
+  EXPECT_NEAR(diagonal.distance, 2.0 * std::sqrt(2.0) - 2.5, 1e-12);
+  expect_near(diagonal.normal, {std::sqrt(0.5), std::sqrt(0.5), 0.0});
+  const auto above = proximity(arch, {-2.0 * std::sqrt(0.5), 2.0 * std::sqrt(0.5), 1.5}, 0.0);
+  EXPECT_NEAR(above.distance, 1.0, 1e-12);
+  expect_near(above.normal, {0.0, 0.0, 1.0});
+  // The open side (y < 0): hemispherical end caps about (±2, 0, 0), not a full torus.
+  const auto past_start = proximity(arch, {2.0, -1.0, 0.0}, 0.0);
+  EXPECT_DOUBLE_EQ(past_start.distance, 0.5);
+  expect_near(past_start.normal, {0.0, -1.0, 0.0});
+  const auto past_end = proximity(arch, {-2.6, -0.8, 0.0}, 0.0);
+  EXPECT_NEAR(past_end.distance, 0.5, 1e-12);
+  expect_near(past_end.normal, {-0.6, -0.8, 0.0});
+  EXPECT_NEAR(proximity(arch, {0.0, -2.0, 0.0}, 0.0).distance, 2.0 * std::sqrt(2.0) - 0.5, 1e-12);
+  // The centre: every arc point is at the arch radius.
+  EXPECT_DOUBLE_EQ(proximity(arch, {0.0, 0.0, 0.0}, 0.0).distance, 1.5);
+  const auto inside = proximity(arch, {0.0, 2.0, -0.25}, 0.0);
+  EXPECT_DOUBLE_EQ(inside.distance, -0.25);
+  expect_near(inside.normal, {0.0, 0.0, -1.0});
+  EXPECT_DOUBLE_EQ(proximity(arch, {0.0, 2.0, 0.0}, 0.0).distance, -0.5);  // on the core curve
+}
+
+TEST(Obstacles, HalfTorusInAnyPlaneAndDirection) {
+  // Arch in the y–z plane (axis x) centred at (1, 1, 1), starting towards +z (the given start
+  // direction leans along the axis and is orthogonalized) and turning
+  // about +x: x × z = −y, so the arc passes through the centre + (0, −2, 0).
+  const Obstacle arch = HalfTorus{{1.0, 1.0, 1.0}, {3.0, 0.0, 0.0}, {0.7, 0.0, 2.0}, 2.0, 0.25};
+  const auto mid = proximity(arch, {1.0, -2.0, 1.0}, 0.0);
+  EXPECT_NEAR(mid.distance, 0.75, 1e-12);
+  expect_near(mid.normal, {0.0, -1.0, 0.0});
+  // Opposite the midpoint lies the open side: the nearer arc ends are (1, 1, 3) and (1, 1, −1).
+  const auto open_side = proximity(arch, {1.0, 3.0, 2.5}, 0.0);
+  EXPECT_NEAR(open_side.distance, std::hypot(2.0, 0.5) - 0.25, 1e-12);
+  expect_near(proximity(arch, {1.0, 3.0, 1.0}, 0.0).normal, linalg::normalized(Vec3{0.0, 2.0, -2.0}), 1e-12);
+  expect_normals_are_distance_gradients(arch, {-1.0, -2.0, -2.0}, {3.0, 4.0, 4.0}, 22);
 }
 
 }  // namespace

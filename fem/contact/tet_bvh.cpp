@@ -1,0 +1,222 @@
+#include "fem/contact/tet_bvh.hpp"
+
+#include <algorithm>
+#include <limits>
+#include <stdexcept>
+#include <string>
+
+namespace cholsim::fem {
+
+using linalg::Index;
+using linalg::Vec3;
+
+namespace {
+
+std::size_t at(Index i) { return static_cast<std::size_t>(i); }
+
+Vec3 node_position(std::span<const double> positions, Index node) {
+  const std::size_t offset = 3 * at(node);
+  return {positions[offset], positions[offset + 1], positions[offset + 2]};
+}
+
+Vec3 component_min(const Vec3& a, const Vec3& b) {
+  return {std::min(a.x, b.x), std::min(a.y, b.y), std::min(a.z, b.z)};
+}
+
+Vec3 component_max(const Vec3& a, const Vec3& b) {
+  return {std::max(a.x, b.x), std::max(a.y, b.y), std::max(a.z, b.z)};
+}
+
+double largest_component(const Vec3& v) { return std::max({v.x, v.y, v.z}); }
+
+bool box_contains(const Vec3& lower, const Vec3& upper, const Vec3& point) {
+  return point.x >= lower.x && point.x <= upper.x && point.y >= lower.y && point.y <= upper.y &&
+         point.z >= lower.z && point.z <= upper.z;
+}
+
+double smallest_weight(const std::array<double, 4>& weights) {
+  return std::min({weights[0], weights[1], weights[2], weights[3]});
+}
+
+// Deep enough for a median-split tree over 2⁶⁰ tets; locate keeps its stack on the call stack so
+// that concurrent queries share nothing.
+constexpr std::size_t kMaxTreeDepth = 64;
+
+}  // namespace
+
+std::optional<std::array<double, 4>> barycentric_weights(const std::array<Vec3, 4>& vertices, const Vec3& point) {
+  const Vec3 edge1 = vertices[1] - vertices[0];
+  const Vec3 edge2 = vertices[2] - vertices[0];
+  const Vec3 edge3 = vertices[3] - vertices[0];
+  const double det = linalg::dot(edge1, linalg::cross(edge2, edge3));
+  const Vec3 lower = component_min(component_min(vertices[0], vertices[1]), component_min(vertices[2], vertices[3]));
+  const Vec3 upper = component_max(component_max(vertices[0], vertices[1]), component_max(vertices[2], vertices[3]));
+  const double size = largest_component(upper - lower);
+  // Scale-free: a flat tet of any size is rejected, a tiny well-shaped one kept.
+  if (!(std::abs(det) > 1e-12 * size * size * size)) return std::nullopt;
+  // Cramer's rule on [e₁ e₂ e₃]·w = point − x₀: wᵢ replaces column i by the offset.
+  const Vec3 offset = point - vertices[0];
+  const double w1 = linalg::dot(offset, linalg::cross(edge2, edge3)) / det;
+  const double w2 = linalg::dot(edge1, linalg::cross(offset, edge3)) / det;
+  const double w3 = linalg::dot(edge1, linalg::cross(edge2, offset)) / det;
+  return std::array<double, 4>{1.0 - w1 - w2 - w3, w1, w2, w3};
+}
+
+TetBvh::TetBvh(std::span<const Index> tet_connectivity, std::vector<Index> tet_ids, std::span<const double> positions)
+    : tet_ids_(std::move(tet_ids)) {
+  const std::size_t mesh_tets = tet_connectivity.size() / 4;
+  const std::size_t mesh_nodes = positions.size() / 3;
+  tet_nodes_.reserve(tet_ids_.size());
+  Index largest_node = -1;
+  for (const Index tet : tet_ids_) {
+    if (tet < 0 || at(tet) >= mesh_tets) {
+      throw std::invalid_argument("TetBvh: tet id " + std::to_string(tet) + " outside 0.." +
+                                  std::to_string(static_cast<long long>(mesh_tets) - 1));
+    }
+    std::array<Index, 4> nodes{};
+    for (std::size_t corner = 0; corner < 4; ++corner) {
+      nodes[corner] = tet_connectivity[4 * at(tet) + corner];
+      if (nodes[corner] < 0 || at(nodes[corner]) >= mesh_nodes) {
+        throw std::invalid_argument("TetBvh: tet " + std::to_string(tet) + " has node " +
+                                    std::to_string(nodes[corner]) + " outside the " + std::to_string(mesh_nodes) +
+                                    " nodes of `positions`");
+      }
+      largest_node = std::max(largest_node, nodes[corner]);
+    }
+    tet_nodes_.push_back(nodes);
+  }
+  required_position_count_ = 3 * at(largest_node + 1);
+  if (tet_ids_.empty()) return;
+
+  std::vector<Vec3> centroids;
+  centroids.reserve(tet_ids_.size());
+  for (const auto& nodes : tet_nodes_) {
+    Vec3 sum;
+    for (const Index node : nodes) sum += node_position(positions, node);
+    centroids.push_back(0.25 * sum);
+  }
+  nodes_.reserve(2 * (tet_ids_.size() / kLeafSize + 1));
+  build_subtree(positions, centroids, 0, static_cast<Index>(tet_ids_.size()));
+  refit(positions);
+}
+
+Index TetBvh::build_subtree(std::span<const double> positions, std::vector<Vec3>& centroids, Index begin, Index end) {
+  const Index node = static_cast<Index>(nodes_.size());
+  nodes_.push_back({});
+  const Index count = end - begin;
+  if (at(count) <= kLeafSize) {
+    nodes_[at(node)].first = begin;
+    nodes_[at(node)].leaf_count = count;
+    return node;
+  }
+  Vec3 lower = centroids[at(begin)];
+  Vec3 upper = lower;
+  for (Index entry = begin; entry < end; ++entry) {
+    lower = component_min(lower, centroids[at(entry)]);
+    upper = component_max(upper, centroids[at(entry)]);
+  }
+  const Vec3 extent = upper - lower;
+  const int axis = extent.x >= extent.y && extent.x >= extent.z ? 0 : (extent.y >= extent.z ? 1 : 2);
+  // Median split: balanced depth (log₂ of the leaves) whatever the tets' size distribution.
+  // The three arrays are permuted together through an index order, then applied.
+  const Index middle = begin + count / 2;
+  std::vector<Index> order(at(count));
+  for (Index k = 0; k < count; ++k) order[at(k)] = begin + k;
+  std::nth_element(order.begin(), order.begin() + (middle - begin), order.end(),
+                   [&](Index a, Index b) { return centroids[at(a)][axis] < centroids[at(b)][axis]; });
+  auto permute = [&](auto& values) {
+    std::vector<typename std::decay_t<decltype(values)>::value_type> reordered;
+    reordered.reserve(order.size());
+    for (const Index entry : order) reordered.push_back(values[at(entry)]);
+    std::copy(reordered.begin(), reordered.end(), values.begin() + begin);
+  };
+  permute(centroids);
+  permute(tet_ids_);
+  permute(tet_nodes_);
+  build_subtree(positions, centroids, begin, middle);
+  const Index right = build_subtree(positions, centroids, middle, end);
+  nodes_[at(node)].first = right;
+  return node;
+}
+
+void TetBvh::check_positions(std::span<const double> positions, const char* caller) const {
+  if (positions.size() < required_position_count_) {
+    throw std::invalid_argument(std::string("TetBvh::") + caller + ": " + std::to_string(positions.size()) +
+                                " coordinates given, the tree's tets need " +
+                                std::to_string(required_position_count_));
+  }
+}
+
+std::array<Vec3, 4> TetBvh::tet_vertices(std::size_t entry, std::span<const double> positions) const {
+  const auto& nodes = tet_nodes_[entry];
+  return {node_position(positions, nodes[0]), node_position(positions, nodes[1]), node_position(positions, nodes[2]),
+          node_position(positions, nodes[3])};
+}
+
+void TetBvh::refit(std::span<const double> positions) {
+  check_positions(positions, "refit");
+  // Depth-first order puts every child after its parent: one backward sweep sees children first.
+  for (std::size_t index = nodes_.size(); index-- > 0;) {
+    Node& node = nodes_[index];
+    if (node.leaf_count > 0) {
+      node.lower = Vec3{1.0, 1.0, 1.0} * std::numeric_limits<double>::infinity();
+      node.upper = -node.lower;
+      for (Index entry = node.first; entry < node.first + node.leaf_count; ++entry) {
+        for (const Vec3& vertex : tet_vertices(at(entry), positions)) {
+          node.lower = component_min(node.lower, vertex);
+          node.upper = component_max(node.upper, vertex);
+        }
+      }
+      // Grow the leaf box as far as the weight tolerance lets a point stray outside a tet, so
+      // that the box test never rejects a point locate would accept.
+      const double padding = 4.0 * kWeightTolerance * largest_component(node.upper - node.lower);
+      node.lower -= Vec3{padding, padding, padding};
+      node.upper += Vec3{padding, padding, padding};
+    } else {
+      const Node& left = nodes_[index + 1];
+      const Node& right = nodes_[at(node.first)];
+      node.lower = component_min(left.lower, right.lower);
+      node.upper = component_max(left.upper, right.upper);
+    }
+  }
+}
+
+std::optional<TetLocation> TetBvh::locate(const Vec3& point, std::span<const double> positions,
+                                          const std::function<bool(Index tet)>& skip) const {
+  if (nodes_.empty()) return std::nullopt;
+  check_positions(positions, "locate");
+  std::optional<TetLocation> best;
+  double best_smallest_weight = -std::numeric_limits<double>::infinity();
+  std::array<Index, kMaxTreeDepth> pending{};
+  std::size_t pending_count = 0;
+  pending[pending_count++] = 0;
+  while (pending_count > 0) {
+    const Node& node = nodes_[at(pending[--pending_count])];
+    if (!box_contains(node.lower, node.upper, point)) continue;
+    if (node.leaf_count == 0) {
+      pending[pending_count++] = node.first;
+      pending[pending_count++] = static_cast<Index>(&node - nodes_.data()) + 1;
+      continue;
+    }
+    for (Index entry = node.first; entry < node.first + node.leaf_count; ++entry) {
+      const Index tet = tet_ids_[at(entry)];
+      if (skip && skip(tet)) continue;
+      const auto weights = barycentric_weights(tet_vertices(at(entry), positions), point);
+      if (!weights) continue;
+      const double smallest = smallest_weight(*weights);
+      if (smallest >= -kWeightTolerance && smallest > best_smallest_weight) {
+        best_smallest_weight = smallest;
+        best = TetLocation{tet, *weights};
+      }
+    }
+  }
+  return best;
+}
+
+std::array<double, 6> TetBvh::bounds() const {
+  if (nodes_.empty()) return {};
+  const Node& root = nodes_.front();
+  return {root.lower.x, root.lower.y, root.lower.z, root.upper.x, root.upper.y, root.upper.z};
+}
+
+}  // namespace cholsim::fem

@@ -1,0 +1,102 @@
+#pragma once
+// A bounding-volume hierarchy over a subset of a tet mesh's tets, for point location in the
+// deformed configuration: the collision detection of projective dynamics with self-contact
+// (seed 004 §3.3) asks, for every surface vertex, which tet of the (locally) colliding region
+// contains it, and maps it to rest space with that tet's barycentric coordinates, where the
+// rest-pose levelset answers depth and direction (seed 004 §5.1, [McAdams 2011]).
+//
+// Why the topology is built once and only the boxes follow the mesh: between time steps the
+// tets move a little, so a tree split on the build-time centroids stays good while refit()
+// recomputes every box bottom-up in one O(tets) pass without allocating.
+//
+// Layout: axis-aligned boxes in a flat array in depth-first order (a node's left child is the
+// next node, its right child is stored), leaves holding up to kLeafSize consecutive entries of
+// the tets reordered by the build; the tets' node ids are copied in that order so that a leaf's
+// tets are contiguous in memory.
+#include <array>
+#include <cstddef>
+#include <functional>
+#include <optional>
+#include <span>
+#include <vector>
+
+#include "linalg/index_types.hpp"
+#include "linalg/small_matrix.hpp"
+
+namespace cholsim::fem {
+
+/// A point found inside a tet: the tet's id (as in the mesh) and the point's barycentric
+/// coordinates, one per vertex in the tet's vertex order; they sum to 1 and Σ wᵢ·xᵢ = point.
+struct TetLocation {
+  linalg::Index tet = -1;
+  std::array<double, 4> weights{};
+};
+
+/// The barycentric coordinates of `point` in the tet x₀..x₃ (either orientation), or nothing
+/// when the tet is degenerate (|det[x₁−x₀, x₂−x₀, x₃−x₀]| ≤ 10⁻¹² × its longest box edge³).
+std::optional<std::array<double, 4>> barycentric_weights(const std::array<linalg::Vec3, 4>& vertices,
+                                                         const linalg::Vec3& point);
+
+/// An AABB tree over a subset of the tets of a mesh, split at the median centroid along the
+/// longest axis. Queries are const and thread-safe; refit() is not (call it between queries).
+class TetBvh {
+ public:
+  /// Tets per leaf at most: small enough that a query tests few tets, large enough that the
+  /// tree has 4× fewer nodes than tets.
+  static constexpr std::size_t kLeafSize = 4;
+  /// A point is inside a tet when all its weights are ≥ −kWeightTolerance, so points on a
+  /// shared face are found in one of the two tets despite rounding.
+  static constexpr double kWeightTolerance = 1e-10;
+
+  /// Builds the tree over the tets `tet_ids` of the mesh whose connectivity is
+  /// `tet_connectivity` (4 node ids per tet) at `positions` (3 per node). The node ids of the
+  /// chosen tets are copied; the spans need not outlive the tree. Throws
+  /// std::invalid_argument for a tet id outside the connectivity or a node id outside
+  /// `positions`. An empty subset gives a tree that finds nothing.
+  TetBvh(std::span<const linalg::Index> tet_connectivity, std::vector<linalg::Index> tet_ids,
+         std::span<const double> positions);
+
+  /// Recomputes every box for the new `positions` (same node numbering) without changing
+  /// the tree: O(tets), no allocation. Throws std::invalid_argument when `positions` is too
+  /// short for the node ids the tree holds.
+  void refit(std::span<const double> positions);
+
+  /// The tet of the subset, not skipped, that contains `point` at `positions` (which must be
+  /// the positions of the last build or refit, or boxes may miss it), with its barycentric
+  /// coordinates. When several contain it (a shared face, or overlapping tets of a
+  /// self-intersecting mesh) the one with the largest smallest weight — the point deepest
+  /// inside — is returned. `skip(tet)`, when given, excludes a tet (e.g. the tets incident to
+  /// the vertex being tested). Degenerate tets are never returned; inverted ones can be.
+  [[nodiscard]] std::optional<TetLocation> locate(const linalg::Vec3& point, std::span<const double> positions,
+                                                  const std::function<bool(linalg::Index tet)>& skip = {}) const;
+
+  /// Number of tets in the tree.
+  [[nodiscard]] std::size_t size() const { return tet_ids_.size(); }
+  /// Number of tree nodes (leaves included).
+  [[nodiscard]] std::size_t node_count() const { return nodes_.size(); }
+  /// The box {min x, min y, min z, max x, max y, max z} of all the tets (zeros when empty).
+  [[nodiscard]] std::array<double, 6> bounds() const;
+
+ private:
+  struct Node {
+    linalg::Vec3 lower;
+    linalg::Vec3 upper;
+    /// A leaf when leaf_count > 0: its tets are entries [first, first + leaf_count) of the
+    /// reordered arrays. An inner node: its left child is the next node, its right child
+    /// is node `first`.
+    linalg::Index first = 0;
+    linalg::Index leaf_count = 0;
+  };
+
+  linalg::Index build_subtree(std::span<const double> positions, std::vector<linalg::Vec3>& centroids,
+                              linalg::Index begin, linalg::Index end);
+  void check_positions(std::span<const double> positions, const char* caller) const;
+  [[nodiscard]] std::array<linalg::Vec3, 4> tet_vertices(std::size_t entry, std::span<const double> positions) const;
+
+  std::vector<Node> nodes_;
+  std::vector<linalg::Index> tet_ids_;                  ///< mesh tet id of each entry, in leaf order
+  std::vector<std::array<linalg::Index, 4>> tet_nodes_;  ///< node ids of each entry, in leaf order
+  std::size_t required_position_count_ = 0;             ///< 3 · (largest node id + 1)
+};
+
+}  // namespace cholsim::fem

@@ -1,0 +1,68 @@
+#pragma once
+// Collision detection for the proxies of seed 004 §3.3, run in the local step with the
+// targets frozen for the following global step:
+//  * against analytic obstacles: a proxy inside one gets a spring to the nearest point of its
+//    surface (eq. 8);
+//  * against the body itself (§5.1: "rest-pose levelset representations [McAdams 2011]"):
+//    a proxy found inside a deformed collision-prone tet that shares no vertex with its own
+//    tet is mapped to the rest shape through that tet's barycentric coordinates, projected onto
+//    the rest boundary along the rest distance field, and the projected rest point is
+//    embedded in its own rest tet. When that tet is collision-prone too the spring is
+//    bilateral (row w_k − w′_k, target 0) so both sides move; otherwise its deformed position
+//    is a frozen target.
+// Only the collision-prone tets are searched (a BVH refit per detection), and only the
+// collision-prone nodes' positions are read, so the inner loop of Algorithm 1 can run on x_c.
+#include <memory>
+#include <optional>
+#include <span>
+#include <vector>
+
+#include "fem/pd/pd_springs.hpp"
+
+namespace cholsim::fem {
+
+class TetBvh;
+class RestDistanceField;
+
+struct PdCollisionOptions {
+  /// Grid spacing of the rest distance field in mean edge lengths.
+  double distance_field_spacing_edges = 0.5;
+  int threads = 2;
+};
+
+struct PdDetectionStats {
+  Index obstacle_contacts = 0;
+  Index self_contacts = 0;        ///< of which …
+  Index bilateral_contacts = 0;   ///< … bilateral
+  double deepest_penetration = 0.0;  ///< largest depth found, m
+};
+
+class PdCollisionDetector {
+ public:
+  /// `prone_elements`: the collision-prone tets E_c (tets holding a proxy, §4.2).
+  PdCollisionDetector(const PdScene& scene, std::span<const Index> prone_elements, double mean_edge_length,
+                      PdCollisionOptions options = {});
+  ~PdCollisionDetector();
+  PdCollisionDetector(PdCollisionDetector&&) noexcept;
+  PdCollisionDetector& operator=(PdCollisionDetector&&) noexcept;
+
+  /// The springs of the proxies that penetrate at `positions` (3 per node), stiffness the
+  /// scene's proxy_stiffness. `depths` (size proxies, optional) receives each proxy's depth (0
+  /// when free).
+  std::vector<SpringRow> detect(std::span<const double> positions, PdDetectionStats* stats = nullptr,
+                                std::span<double> depths = {});
+
+ private:
+  std::optional<SpringRow> self_contact_spring(std::size_t proxy, const Vec3& point,
+                                               std::span<const double> positions, double* depth) const;
+
+  const PdScene* scene_;
+  PdCollisionOptions options_;
+  double mean_edge_length_ = 0.0;
+  std::vector<char> prone_;                 ///< per tet: in E_c
+  std::unique_ptr<TetBvh> deformed_prone_;  ///< E_c at the current positions, refit per detection
+  std::unique_ptr<TetBvh> rest_all_;        ///< every tet at rest: embeds projected rest points
+  std::unique_ptr<RestDistanceField> rest_field_;
+};
+
+}  // namespace cholsim::fem

@@ -1,0 +1,217 @@
+#include "fem/contact/tet_bvh.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <random>
+
+#include "fem/mesh/procedural_meshes.hpp"
+
+namespace cholsim::fem {
+namespace {
+
+using linalg::Mat3;
+using linalg::Vec3;
+
+Vec3 node_at(std::span<const double> positions, Index node) {
+  return {positions[3 * node], positions[3 * node + 1], positions[3 * node + 2]};
+}
+
+/// Barycentric coordinates by inverting Dₘ — a different route from the library's Cramer's
+/// rule, so that a wrong sign or a swapped column there shows up as a disagreement.
+std::array<double, 4> reference_weights(const TetMesh& mesh, std::span<const double> positions, Index tet,
+                                        const Vec3& point) {
+  std::array<Vec3, 4> x;
+  for (int c = 0; c < 4; ++c) x[c] = node_at(positions, mesh.tets[4 * tet + c]);
+  const Mat3 shape = Mat3::from_columns(x[1] - x[0], x[2] - x[0], x[3] - x[0]);
+  const Vec3 w = linalg::inverse(shape) * (point - x[0]);
+  return {1.0 - w.x - w.y - w.z, w.x, w.y, w.z};
+}
+
+/// Brute force over `tets`: the containing tet with the largest smallest weight.
+std::optional<TetLocation> locate_by_brute_force(const TetMesh& mesh, std::span<const double> positions,
+                                                 const std::vector<Index>& tets, const Vec3& point,
+                                                 const std::function<bool(Index)>& skip = {}) {
+  std::optional<TetLocation> best;
+  double best_smallest = -std::numeric_limits<double>::infinity();
+  for (const Index tet : tets) {
+    if (skip && skip(tet)) continue;
+    const auto weights = reference_weights(mesh, positions, tet, point);
+    const double smallest = *std::min_element(weights.begin(), weights.end());
+    if (smallest >= -TetBvh::kWeightTolerance && smallest > best_smallest) {
+      best_smallest = smallest;
+      best = TetLocation{tet, weights};
+    }
+  }
+  return best;
+}
+
+/// The box mesh with every node moved randomly by up to `amplitude` cells along each axis and
+/// then sheared, keeping every tet positively oriented (checked).
+std::vector<double> perturbed_positions(const TetMesh& mesh, double cell, double amplitude, double shear,
+                                        unsigned seed) {
+  std::mt19937 random(seed);
+  std::uniform_real_distribution<double> jitter(-amplitude * cell, amplitude * cell);
+  std::vector<double> positions = mesh.positions;
+  for (std::size_t node = 0; node < positions.size() / 3; ++node) {
+    for (std::size_t axis = 0; axis < 3; ++axis) positions[3 * node + axis] += jitter(random);
+    positions[3 * node] += shear * positions[3 * node + 1];
+  }
+  for (Index tet = 0; tet < mesh.tet_count(); ++tet) {
+    std::array<Vec3, 4> x;
+    for (int c = 0; c < 4; ++c) x[c] = node_at(positions, mesh.tets[4 * tet + c]);
+    EXPECT_GT(linalg::determinant(Mat3::from_columns(x[1] - x[0], x[2] - x[0], x[3] - x[0])), 0.0)
+        << "perturbation inverted tet " << tet;
+  }
+  return positions;
+}
+
+std::vector<Index> all_tets(const TetMesh& mesh) {
+  std::vector<Index> tets(static_cast<std::size_t>(mesh.tet_count()));
+  for (Index tet = 0; tet < mesh.tet_count(); ++tet) tets[static_cast<std::size_t>(tet)] = tet;
+  return tets;
+}
+
+/// Random points over the positions' box grown by 10% on every side (so some are outside).
+std::vector<Vec3> random_points(std::span<const double> positions, int count, unsigned seed) {
+  const std::array<double, 6> box = bounding_box(std::vector<double>(positions.begin(), positions.end()));
+  std::mt19937 random(seed);
+  std::vector<Vec3> points;
+  for (int n = 0; n < count; ++n) {
+    Vec3 point;
+    for (int axis = 0; axis < 3; ++axis) {
+      const double margin = 0.1 * (box[axis + 3] - box[axis]);
+      point[axis] = std::uniform_real_distribution<double>(box[axis] - margin, box[axis + 3] + margin)(random);
+    }
+    points.push_back(point);
+  }
+  return points;
+}
+
+/// Every point: the tree and brute force agree on the tet, and the tree's weights are the
+/// point's barycentric coordinates (sum 1, reproduce it). Returns how many were found.
+int expect_agrees_with_brute_force(const TetBvh& tree, const TetMesh& mesh, std::span<const double> positions,
+                                   const std::vector<Index>& tets, const std::vector<Vec3>& points,
+                                   const std::function<bool(Index)>& skip = {}) {
+  int found = 0;
+  for (const Vec3& point : points) {
+    const auto expected = locate_by_brute_force(mesh, positions, tets, point, skip);
+    const auto actual = tree.locate(point, positions, skip);
+    EXPECT_EQ(expected.has_value(), actual.has_value()) << point.x << " " << point.y << " " << point.z;
+    if (!expected || !actual) continue;
+    ++found;
+    EXPECT_EQ(actual->tet, expected->tet);
+    double sum = 0.0;
+    Vec3 reproduced;
+    for (int c = 0; c < 4; ++c) {
+      EXPECT_NEAR(actual->weights[c], expected->weights[c], 1e-9);
+      EXPECT_GE(actual->weights[c], -TetBvh::kWeightTolerance);
+      sum += actual->weights[c];
+      reproduced += actual->weights[c] * node_at(positions, mesh.tets[4 * actual->tet + c]);
+    }
+    EXPECT_NEAR(sum, 1.0, 1e-12);
+    EXPECT_NEAR(linalg::norm(reproduced - point), 0.0, 1e-12);
+  }
+  return found;
+}
+
+TEST(TetBvh, LocatesLikeBruteForceOnADeformedBox) {
+  const TetMesh mesh = make_box_mesh(1.0, 0.75, 0.5, 8);
+  const double cell = 1.0 / 8;
+  const std::vector<double> positions = perturbed_positions(mesh, cell, 0.15, 0.2, 1);
+  const TetBvh tree(mesh.tets, all_tets(mesh), positions);
+  EXPECT_EQ(tree.size(), static_cast<std::size_t>(mesh.tet_count()));
+  EXPECT_LT(tree.node_count(), tree.size());  // leaves of up to kLeafSize tets
+  const int found = expect_agrees_with_brute_force(tree, mesh, positions, all_tets(mesh),
+                                                   random_points(positions, 3000, 2));
+  EXPECT_GT(found, 1000);  // most points are inside: the test is not vacuous
+  EXPECT_LT(found, 3000);  // and some are outside
+}
+
+TEST(TetBvh, RefitFollowsNewPositionsWithoutRebuilding) {
+  const TetMesh mesh = make_box_mesh(1.0, 1.0, 1.0, 6);
+  const double cell = 1.0 / 6;
+  const std::vector<double> first = perturbed_positions(mesh, cell, 0.1, 0.0, 3);
+  TetBvh tree(mesh.tets, all_tets(mesh), first);
+  // Move the body far and deform it differently: boxes of the old positions would find nothing.
+  std::vector<double> moved = perturbed_positions(mesh, cell, 0.2, -0.3, 4);
+  for (std::size_t node = 0; node < moved.size() / 3; ++node) moved[3 * node + 1] += 5.0;
+  tree.refit(moved);
+  const auto bounds = tree.bounds();
+  EXPECT_GT(bounds[1], 4.5);
+  const int found = expect_agrees_with_brute_force(tree, mesh, moved, all_tets(mesh),
+                                                   random_points(moved, 2000, 5));
+  EXPECT_GT(found, 500);
+}
+
+TEST(TetBvh, SubsetAndSkipPredicateAreRespected) {
+  const TetMesh mesh = make_sphere_mesh(1.0, 8);
+  std::vector<Index> subset;  // the upper half of the ball only
+  for (Index tet = 0; tet < mesh.tet_count(); ++tet) {
+    if (mesh.positions[3 * mesh.tets[4 * tet] + 2] > 0.0) subset.push_back(tet);
+  }
+  ASSERT_GT(subset.size(), 100u);
+  const TetBvh tree(mesh.tets, subset, mesh.positions);
+  const auto skip_multiples_of_three = [](Index tet) { return tet % 3 == 0; };
+  const std::vector<Vec3> points = random_points(mesh.positions, 3000, 6);
+  const int found = expect_agrees_with_brute_force(tree, mesh, mesh.positions, subset, points, skip_multiples_of_three);
+  EXPECT_GT(found, 150);  // ~10% of the box: a quarter of it is ball, half of that kept, 2/3 not skipped
+  for (const Vec3& point : points) {
+    if (const auto location = tree.locate(point, mesh.positions, skip_multiples_of_three)) {
+      EXPECT_NE(location->tet % 3, 0);
+      EXPECT_TRUE(std::binary_search(subset.begin(), subset.end(), location->tet));
+    }
+  }
+  // Skipping everything finds nothing; an empty subset finds nothing.
+  EXPECT_FALSE(tree.locate({0.0, 0.0, 0.5}, mesh.positions, [](Index) { return true; }));
+  EXPECT_TRUE(tree.locate({0.0, 0.0, 0.5}, mesh.positions));
+  const TetBvh empty(mesh.tets, {}, mesh.positions);
+  EXPECT_EQ(empty.size(), 0u);
+  EXPECT_FALSE(empty.locate({0.0, 0.0, 0.5}, mesh.positions));
+}
+
+TEST(TetBvh, PointOnASharedFaceIsFoundInOneOfItsTets) {
+  const TetMesh mesh = make_box_mesh(1.0, 1.0, 1.0, 2);
+  const TetBvh tree(mesh.tets, all_tets(mesh), mesh.positions);
+  // Nodes and cell centres lie on many tets' faces and edges at once.
+  for (const Vec3& point : {Vec3{0.5, 0.5, 0.5}, Vec3{0.25, 0.25, 0.25}, Vec3{1.0, 1.0, 1.0}, Vec3{0.0, 0.5, 0.25}}) {
+    const auto location = tree.locate(point, mesh.positions);
+    ASSERT_TRUE(location) << point.x << " " << point.y << " " << point.z;
+    const auto weights = reference_weights(mesh, mesh.positions, location->tet, point);
+    EXPECT_GE(*std::min_element(weights.begin(), weights.end()), -1e-12);
+  }
+  EXPECT_FALSE(tree.locate({1.0 + 1e-6, 0.5, 0.5}, mesh.positions));
+}
+
+TEST(TetBvh, DegenerateTetsAreNeverReturnedAndInvertedOnesAreFound) {
+  // Tet 0 is flat (all four nodes in z = 0); tet 1 is inverted (negative orientation); tet 2
+  // is a valid tet far away.
+  const std::vector<double> positions = {0, 0, 0, 1, 0, 0, 0, 1, 0, 1, 1, 0,   // flat square
+                                         5, 0, 0, 5, 1, 0, 6, 0, 0, 5, 0, 1,   // inverted
+                                         9, 0, 0, 10, 0, 0, 9, 1, 0, 9, 0, 1};  // valid
+  const std::vector<Index> connectivity = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11};
+  const TetBvh tree(connectivity, {0, 1, 2}, positions);
+  EXPECT_FALSE(tree.locate({0.25, 0.25, 0.0}, positions));  // on the flat tet only
+  const auto inverted = tree.locate({5.1, 0.1, 0.1}, positions);
+  ASSERT_TRUE(inverted);
+  EXPECT_EQ(inverted->tet, 1);
+  const auto valid = tree.locate({9.1, 0.1, 0.1}, positions);
+  ASSERT_TRUE(valid);
+  EXPECT_EQ(valid->tet, 2);
+  EXPECT_NEAR(valid->weights[0], 0.7, 1e-12);
+}
+
+TEST(TetBvh, RejectsIdsOutsideTheMesh) {
+  const TetMesh mesh = make_box_mesh(1.0, 1.0, 1.0, 2);
+  EXPECT_THROW(TetBvh(mesh.tets, {0, mesh.tet_count()}, mesh.positions), std::invalid_argument);
+  EXPECT_THROW(TetBvh(mesh.tets, {-1}, mesh.positions), std::invalid_argument);
+  const std::span<const double> too_few_nodes(mesh.positions.data(), 6);
+  EXPECT_THROW(TetBvh(mesh.tets, {0}, too_few_nodes), std::invalid_argument);
+  TetBvh tree(mesh.tets, {0, 1}, mesh.positions);
+  EXPECT_THROW(tree.refit(too_few_nodes), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace cholsim::fem
