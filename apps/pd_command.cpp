@@ -39,6 +39,7 @@ struct PdCommandOptions {
   int outer = 1;   ///< PD loops per frame (§5.1: one)
   std::string solver = "schur";
   std::string device = "cpu";
+  std::string schur_update = "auto";
   int frames = 0;  ///< 0: the scene's scripted motion
   std::string integrator = "quasistatic";
   double time_step = 1.0 / 30.0;
@@ -79,6 +80,8 @@ struct RunTotals {
   double output_seconds = 0.0;
   std::int64_t cg_iterations = 0;
   Index reanalyses = 0;
+  Index low_rank_solves = 0;
+  Index inner_solves = 0;
   Index most_springs = 0;
   double deepest = 0.0;
   int frames = 0;
@@ -95,6 +98,8 @@ struct RunTotals {
     output_seconds += output;
     cg_iterations += frame.cg_iterations;
     reanalyses += frame.reanalyses;
+    low_rank_solves += frame.low_rank_solves;
+    inner_solves += frame.inner_iterations;
     most_springs = std::max(most_springs, frame.active_springs);
     deepest = std::max(deepest, frame.detection.deepest_penetration);
     ++frames;
@@ -217,6 +222,10 @@ void add_report_sections(Report& report, const PdCommandOptions& flags, const fe
   report.add_count("most_springs", "most active collision springs", totals.most_springs);
   report.add_real("deepest_mm", "deepest proxy penetration (mm)", 1e3 * totals.deepest);
   if (totals.cg_iterations > 0) report.add_count("cg_iterations", "CG iterations (all frames)", totals.cg_iterations);
+  if (flags.solver == "schur") {
+    report.add_count("low_rank_solves", "inner solves by the Woodbury route", totals.low_rank_solves);
+    report.add_count("dense_solves", "inner solves by dense refactorization", totals.inner_solves - totals.low_rank_solves);
+  }
   if (totals.reanalyses > 0) report.add_count("reanalyses", "sparse re-analyses (all frames)", totals.reanalyses);
 
   report.section("output");
@@ -232,6 +241,9 @@ int run_pd(const PdCommandOptions& flags) {
   fem::PdOptions options;
   options.solver = fem::parse_pd_solver(flags.solver);
   options.device = factor::parse_schur_device(flags.device);
+  options.schur_update = flags.schur_update == "dense"      ? fem::PdSchurUpdate::dense
+                         : flags.schur_update == "low-rank" ? fem::PdSchurUpdate::low_rank
+                                                            : fem::PdSchurUpdate::automatic;
   options.inner_iterations = flags.inner;
   options.outer_iterations = flags.outer;
   options.model.threads = flags.threads;
@@ -304,7 +316,7 @@ void add_pd_command(CLI::App& app, CommandAction& action) {
   command->footer(
       "Without arguments: the elbow scene at 100K tets, an arm whose forearm bone turns 2.5 degrees a frame\n"
       "until the elbow folds into self-contact, quasistatic, one outer and three inner iterations per frame\n"
-      "(Algorithm 1), the dense Schur path on the CPU. Output in --out: pd.pvd + pd_NNNN.vtu (point data\n"
+      "(Algorithm 1), the Schur path on the CPU. Output in --out: pd.pvd + pd_NNNN.vtu (point data\n"
       "displacement, collision_prone, proxy_depth; cell data strain = max |sigma - 1|, collision_prone),\n"
       "summary.json. A line per frame on stderr gives the time of each phase.\n"
       "Exit codes: 0 ok, 2 bad input or unwritable output, 3 the state became non-finite.\n" +
@@ -324,6 +336,11 @@ void add_pd_command(CLI::App& app, CommandAction& action) {
       ->capture_default_str();
   command->add_option("--device", flags->device, "Where the dense Schur path runs: cpu or gpu (falls back to cpu)")
       ->check(CLI::IsMember({"cpu", "gpu"}))
+      ->capture_default_str();
+  command->add_option("--schur-update", flags->schur_update,
+                      "How an inner iteration solves S + W C W^T: dense (refactor, seed 004), low-rank (Woodbury "
+                      "with S^-1 computed once; CPU), auto (fewer flops)")
+      ->check(CLI::IsMember({"auto", "dense", "low-rank"}))
       ->capture_default_str();
   command->add_option("--frames", flags->frames, "Frames (0: the scene's scripted motion)")
       ->check(CLI::NonNegativeNumber)

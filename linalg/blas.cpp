@@ -8,6 +8,7 @@
 // LAPACK's Fortran entry points, provided by OpenBLAS.
 extern "C" {
 void dpotrf_(const char* uplo, const int* n, double* a, const int* lda, int* info);
+void dpotri_(const char* uplo, const int* n, double* a, const int* lda, int* info);
 void dpotrs_(const char* uplo, const int* n, const int* nrhs, const double* a, const int* lda,
              double* b, const int* ldb, int* info);
 }
@@ -132,6 +133,18 @@ int potrf(DenseView a) {
   dpotrf_(&uplo, &n, a.data, &lda, &info);
   require(info >= 0, "potrf", "illegal argument " + std::to_string(-info));
   return info;
+}
+
+void potri(DenseView factor) {
+  require(factor.rows == factor.cols, "potri", "factor must be square");
+  require_leading_dimension(factor, "potri");
+  if (factor.rows == 0) return;
+  const char uplo = 'L';
+  const int n = factor.rows;
+  const int lda = factor.ld;
+  int info = 0;
+  dpotri_(&uplo, &n, factor.data, &lda, &info);
+  require(info == 0, "potri", info < 0 ? "illegal argument " + std::to_string(-info) : "the factor is singular");
 }
 
 void potrs(ConstDenseView factor, DenseView b) {

@@ -43,6 +43,10 @@ void trsv(Transpose trans, Diagonal diag, ConstDenseView lower, double* x, Index
 /// (LAPACK's info).
 int potrf(DenseView a);
 
+/// A⁻¹ from the factor of potrf, in place: its lower triangle becomes that of A⁻¹ (the strict
+/// upper part is untouched). Throws std::invalid_argument for a singular factor.
+void potri(DenseView factor);
+
 /// Solves A·X = B with the factor from potrf, in place of B.
 void potrs(ConstDenseView factor, DenseView b);
 

@@ -30,9 +30,21 @@ PdCollisionDetector::PdCollisionDetector(const PdScene& scene, std::span<const I
   deformed_prone_ = std::make_unique<TetBvh>(mesh.tets, std::vector<Index>(prone_elements.begin(), prone_elements.end()),
                                              mesh.positions);
   std::vector<Index> all(static_cast<std::size_t>(mesh.tet_count()));
-  for (Index tet = 0; tet < mesh.tet_count(); ++tet) all[static_cast<std::size_t>(tet)] = tet;
+  std::vector<Index> safe;
+  for (Index tet = 0; tet < mesh.tet_count(); ++tet) {
+    all[static_cast<std::size_t>(tet)] = tet;
+    if (prone_[static_cast<std::size_t>(tet)] == 0) safe.push_back(tet);
+  }
+  deformed_safe_ = std::make_unique<TetBvh>(mesh.tets, std::move(safe), mesh.positions);
   rest_all_ = std::make_unique<TetBvh>(mesh.tets, std::move(all), mesh.positions);
   rest_field_ = std::make_unique<RestDistanceField>(mesh, options.distance_field_spacing_edges * mean_edge_length);
+  safe_positions_ = mesh.positions;
+}
+
+void PdCollisionDetector::update_safe_positions(std::span<const double> positions) {
+  if (!deformed_safe_) return;
+  safe_positions_.assign(positions.begin(), positions.end());
+  deformed_safe_->refit(safe_positions_);
 }
 
 PdCollisionDetector::~PdCollisionDetector() = default;
@@ -52,7 +64,10 @@ std::optional<SpringRow> PdCollisionDetector::self_contact_spring(std::size_t pr
     }
     return false;
   };
-  const auto inside = deformed_prone_->locate(point, positions, skip_own_neighbourhood);
+  auto inside = deformed_prone_->locate(point, positions, skip_own_neighbourhood);
+  // Deeper than the collision-prone layer (a body bent with collisions off, Fig. 4): the
+  // proxy sits in a collision-safe tet, at the positions of the last outer iteration.
+  if (!inside) inside = deformed_safe_->locate(point, safe_positions_, skip_own_neighbourhood);
   if (!inside) return std::nullopt;
   // The rest point the proxy sits at, its depth below the rest surface, and the surface
   // point it is pushed to (McAdams et al. 2011's rest-pose level set).

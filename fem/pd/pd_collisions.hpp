@@ -10,8 +10,11 @@
 //    embedded in its own rest tet. When that tet is collision-prone too the spring is
 //    bilateral (row w_k − w′_k, target 0) so both sides move; otherwise its deformed position
 //    is a frozen target.
-// Only the collision-prone tets are searched (a BVH refit per detection), and only the
-// collision-prone nodes' positions are read, so the inner loop of Algorithm 1 can run on x_c.
+// The collision-prone tets are searched first, in a BVH refit per detection from the
+// collision-prone nodes' positions, so the inner loop of Algorithm 1 runs on x_c. A proxy
+// that went deeper than that layer — a body bent with collisions off and then untangled
+// (Fig. 4) — is found among the collision-safe tets, whose BVH is refit once per outer
+// iteration (update_safe_positions), when x_s changes.
 #include <memory>
 #include <optional>
 #include <span>
@@ -49,6 +52,10 @@ class PdCollisionDetector {
   /// The springs of the proxies that penetrate at `positions` (3 per node), stiffness the
   /// scene's proxy_stiffness. `depths` (size proxies, optional) receives each proxy's depth (0
   /// when free).
+  /// Refits the collision-safe tets' BVH to `positions`: call once x_s has changed (after a
+  /// backward substitution); detect() reads the collision-safe tets at these positions.
+  void update_safe_positions(std::span<const double> positions);
+
   std::vector<SpringRow> detect(std::span<const double> positions, PdDetectionStats* stats = nullptr,
                                 std::span<double> depths = {});
 
@@ -61,6 +68,8 @@ class PdCollisionDetector {
   double mean_edge_length_ = 0.0;
   std::vector<char> prone_;                 ///< per tet: in E_c
   std::unique_ptr<TetBvh> deformed_prone_;  ///< E_c at the current positions, refit per detection
+  std::unique_ptr<TetBvh> deformed_safe_;   ///< E_s at safe_positions_
+  std::vector<double> safe_positions_;      ///< positions of the last update_safe_positions
   std::unique_ptr<TetBvh> rest_all_;        ///< every tet at rest: embeds projected rest points
   std::unique_ptr<RestDistanceField> rest_field_;
 };

@@ -8,6 +8,7 @@
 #include "factor/analysis/symbolic.hpp"
 #include "factor/numeric/cholesky_factor.hpp"
 #include "factor/schur/schur_complement.hpp"
+#include "factor/schur/schur_low_rank.hpp"
 #include "solvers/cg/conjugate_gradient.hpp"
 
 namespace cholsim::fem {
@@ -36,7 +37,7 @@ class SchurGlobalSolver final : public PdGlobalSolver {
  public:
   SchurGlobalSolver(const PdModel& model, std::span<const Index> prone_nodes, const PdOptions& options,
                     PdSetupStats& setup)
-      : model_(&model), threads_(options.model.threads) {
+      : model_(&model), threads_(options.model.threads), update_(options.schur_update) {
     factor::AnalyzeOptions analyze_options;
     for (Index node : prone_nodes) analyze_options.schur_set.push_back(model.free_index(node));
     auto start = Clock::now();
@@ -81,10 +82,19 @@ class SchurGlobalSolver final : public PdGlobalSolver {
       for (Index i = 0; i < m; ++i) rhs_(i, c) = reduced_base_(i, c) + b_inner(set[static_cast<std::size_t>(i)], c);
     }
     if (m > 0) {
-      schur_->clear_updates();
-      if (!springs.empty()) add_springs(springs);
-      require_factored(schur_->refactor(), "S + WᵀCW");
-      schur_->solve(rhs_.view());
+      std::vector<double> stiffness;
+      const linalg::CscMatrix w = spring_columns(springs, stiffness);
+      if (use_low_rank(w)) {
+        if (!low_rank_) low_rank_ = std::make_unique<factor::SchurLowRankSolver>(partial_->schur_complement(), threads_);
+        require_factored(low_rank_->refactor(w, stiffness), "C⁻¹ + WᵀS⁻¹W");
+        low_rank_->solve(rhs_.view());
+        ++stats.low_rank_solves;
+      } else {
+        schur_->clear_updates();
+        if (!springs.empty()) schur_->add_low_rank(w, stiffness);
+        require_factored(schur_->refactor(), "S + WᵀCW");
+        schur_->solve(rhs_.view());
+      }
     }
     for (Index c = 0; c < 3; ++c) {
       for (Index i = 0; i < m; ++i) x(set[static_cast<std::size_t>(i)], c) = rhs_(i, c);
@@ -103,10 +113,9 @@ class SchurGlobalSolver final : public PdGlobalSolver {
   }
 
  private:
-  // ΔS = W·C·Wᵀ (eq. 19): one column of W per spring, its weights on the Schur rows.
-  void add_springs(std::span<const SpringRow> springs) {
+  // W of ΔS = W·C·Wᵀ (eq. 19): one column per spring, its weights on the Schur rows.
+  linalg::CscMatrix spring_columns(std::span<const SpringRow> springs, std::vector<double>& stiffness) const {
     linalg::Triplets triplets;
-    std::vector<double> stiffness;
     stiffness.reserve(springs.size());
     for (std::size_t s = 0; s < springs.size(); ++s) {
       const SpringRow& spring = springs[s];
@@ -123,15 +132,26 @@ class SchurGlobalSolver final : public PdGlobalSolver {
       }
       stiffness.push_back(spring.stiffness);
     }
-    const linalg::CscMatrix w =
-        linalg::csc_from_triplets(partial_->schur_size(), static_cast<Index>(springs.size()), triplets);
-    schur_->add_low_rank(w, stiffness);
+    return linalg::csc_from_triplets(partial_->schur_size(), static_cast<Index>(springs.size()), triplets);
+  }
+
+  // The Woodbury route (factor/schur/schur_low_rank) where it costs fewer flops than seed
+  // 004's dense refactorization, on the CPU; the GPU keeps the paper's dense path.
+  bool use_low_rank(const linalg::CscMatrix& w) const {
+    if (update_ == PdSchurUpdate::dense || schur_->device() != factor::SchurDevice::cpu) return false;
+    if (update_ == PdSchurUpdate::low_rank) return true;
+    std::vector<Index> rows(w.row_idx.begin(), w.row_idx.end());
+    std::sort(rows.begin(), rows.end());
+    const auto touched = static_cast<Index>(std::unique(rows.begin(), rows.end()) - rows.begin());
+    return factor::SchurLowRankSolver::prefer_low_rank(w.rows, w.cols, touched, w.nnz(), 3);
   }
 
   const PdModel* model_;
   int threads_;
   std::unique_ptr<factor::SchurComplementFactor> partial_;
   std::unique_ptr<factor::SchurSystem> schur_;
+  std::unique_ptr<factor::SchurLowRankSolver> low_rank_;  ///< made on first use: S⁻¹ costs m³
+  PdSchurUpdate update_;
   std::vector<Index> schur_row_;
   linalg::DenseMatrix y_;
   linalg::DenseMatrix reduced_base_;

@@ -121,6 +121,9 @@ void PdSimulation::run_outer_iteration(PdFrameStats& stats) {
   PdPhaseTimes& times = stats.times;
   const Index n = model_->free_count();
   auto start = Clock::now();
+  if (options_.collisions) detector_->update_safe_positions(positions_);
+  times.detection += seconds_since(start);
+  start = Clock::now();
   model_->local_step(positions_, safe_elements_);
   times.local_step += seconds_since(start);
 

@@ -40,6 +40,13 @@ std::string_view to_string(PdSolver solver);
 /// Parses "schur", "full", "pcg" or "factor-pcg"; throws std::invalid_argument otherwise.
 PdSolver parse_pd_solver(std::string_view name);
 
+/// How the Schur path solves S + W·C·Wᵀ in an inner iteration.
+enum class PdSchurUpdate {
+  automatic,  ///< whichever of the two costs fewer flops for the iteration's springs
+  dense,      ///< seed 004 §4.4: add ΔS to S and refactor densely (m³/3)
+  low_rank,   ///< Woodbury with S⁻¹ computed once: p³/3 + O(m²) for p springs (CPU only)
+};
+
 struct PdOptions {
   PdModelOptions model;
   PdSolver solver = PdSolver::schur;
@@ -47,6 +54,7 @@ struct PdOptions {
   int inner_iterations = 3;  ///< J of Algorithm 1 (§5.1: 1, 3 or 5)
   bool collisions = true;    ///< false: proxies never collide (the untangle test of Fig. 4)
   factor::SchurDevice device = factor::SchurDevice::cpu;
+  PdSchurUpdate schur_update = PdSchurUpdate::automatic;
   double pcg_tolerance = 1e-8;            ///< relative residual per coordinate
   std::int64_t pcg_max_iterations = 20'000;
   PdCollisionOptions collision;
@@ -74,6 +82,7 @@ struct PdFrameStats {
   PdDetectionStats detection;     ///< at the last detection
   std::int64_t cg_iterations = 0; ///< pcg/factor-pcg: summed over coordinates and solves
   Index reanalyses = 0;           ///< full: new analyses for springs outside K's pattern
+  Index low_rank_solves = 0;      ///< schur: inner solves that took the Woodbury route
   double energy = 0.0;            ///< E at the frame's end (springs of the last detection)
 };
 
