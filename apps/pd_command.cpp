@@ -111,45 +111,44 @@ struct RunTotals {
 /// deepest proxy embedded on the node), cell strain (largest |σ − 1|) and E_c flag.
 class FrameFields {
  public:
-  FrameFields(const fem::PdSimulation& simulation, const fem::PdScene& scene)
-      : simulation_(&simulation), scene_(&scene) {
+  explicit FrameFields(const fem::PdSimulation& simulation) : simulation_(&simulation) {}
+
+  /// Writes the current frame; the fields follow the simulation's scene, which an excision
+  /// replaces by a cut copy with fewer nodes and tets.
+  bool write(VtuSeriesWriter& writer) {
+    const fem::PdScene& scene = simulation_->scene();
     const auto nodes = static_cast<std::size_t>(scene.mesh.node_count());
     const auto tets = static_cast<std::size_t>(scene.mesh.tet_count());
     prone_node_.assign(nodes, 0.0);
-    for (Index node : simulation.prone_nodes()) prone_node_[static_cast<std::size_t>(node)] = 1.0;
+    for (Index node : simulation_->prone_nodes()) prone_node_[static_cast<std::size_t>(node)] = 1.0;
     prone_cell_.assign(tets, 0.0);
-    for (Index tet : simulation.prone_elements()) prone_cell_[static_cast<std::size_t>(tet)] = 1.0;
-    displacement_.resize(3 * nodes);
-    depth_.resize(nodes);
-    strain_.resize(tets);
-  }
-
-  bool write(VtuSeriesWriter& writer) {
+    for (Index tet : simulation_->prone_elements()) prone_cell_[static_cast<std::size_t>(tet)] = 1.0;
     const auto positions = simulation_->positions();
-    for (std::size_t i = 0; i < displacement_.size(); ++i) displacement_[i] = positions[i] - scene_->mesh.positions[i];
-    std::fill(depth_.begin(), depth_.end(), 0.0);
+    displacement_.resize(3 * nodes);
+    for (std::size_t i = 0; i < displacement_.size(); ++i) displacement_[i] = positions[i] - scene.mesh.positions[i];
+    depth_.assign(nodes, 0.0);
     const auto depths = simulation_->proxy_depths();
-    for (std::size_t p = 0; p < scene_->proxies.size(); ++p) {
-      const fem::EmbeddedPoint& proxy = scene_->proxies[p];
+    for (std::size_t p = 0; p < scene.proxies.size(); ++p) {
+      const fem::EmbeddedPoint& proxy = scene.proxies[p];
       for (std::size_t i = 0; i < 4; ++i) {
         if (proxy.weights[i] <= 0.0) continue;
-        const auto node = static_cast<std::size_t>(scene_->mesh.tets[static_cast<std::size_t>(4 * proxy.tet) + i]);
+        const auto node = static_cast<std::size_t>(scene.mesh.tets[static_cast<std::size_t>(4 * proxy.tet) + i]);
         depth_[node] = std::max(depth_[node], depths[p]);
       }
     }
-    for (Index tet = 0; tet < scene_->mesh.tet_count(); ++tet) {
+    strain_.resize(tets);
+    for (Index tet = 0; tet < scene.mesh.tet_count(); ++tet) {
       strain_[static_cast<std::size_t>(tet)] = simulation_->model().strain_measure(positions, tet);
     }
     const VtkField point_fields[] = {{"displacement", 3, displacement_},
                                      {"collision_prone", 1, prone_node_},
                                      {"proxy_depth", 1, depth_}};
     const VtkField cell_fields[] = {{"strain", 1, strain_}, {"collision_prone", 1, prone_cell_}};
-    return writer.write_frame(simulation_->frame(), positions, scene_->mesh.tets, point_fields, cell_fields);
+    return writer.write_frame(simulation_->frame(), positions, scene.mesh.tets, point_fields, cell_fields);
   }
 
  private:
   const fem::PdSimulation* simulation_;
-  const fem::PdScene* scene_;
   std::vector<double> prone_node_, prone_cell_, displacement_, depth_, strain_;
 };
 
@@ -271,15 +270,21 @@ int run_pd(const PdCommandOptions& flags) {
   material.youngs_modulus = 2.0 * scene.shear_modulus * 1.3;
   material.poisson_ratio = 0.3;
   material.density = scene.density;
-  const fem::ElasticBody body = fem::make_elastic_body(scene.mesh, material, scene.name);
+  auto body = std::make_unique<fem::ElasticBody>(fem::make_elastic_body(scene.mesh, material, scene.name));
   RunMonitor monitor("cholsim pd", flags.run_end, signals,
-                     fem::SimulationHealth(body, fem::Vec3{}, scene.obstacles, simulation.velocities()));
+                     fem::SimulationHealth(*body, fem::Vec3{}, scene.obstacles, simulation.velocities()));
   VtuSeriesWriter writer(folder, "pd");
-  FrameFields fields(simulation, scene);
+  FrameFields fields(simulation);
   if (!fields.write(writer)) monitor.stop_at_output_limit(byte_limit, 0);
   RunTotals totals;
   for (int frame = 1; frame <= frames && monitor.keep_going(); ++frame) {
     const fem::PdFrameStats stats = simulation.step();
+    if (stats.excised) {
+      auto cut = std::make_unique<fem::ElasticBody>(
+          fem::make_elastic_body(simulation.scene().mesh, material, scene.name + " after the excision"));
+      monitor.change_body(fem::SimulationHealth(*cut, fem::Vec3{}, scene.obstacles, simulation.velocities()));
+      body = std::move(cut);
+    }
     monitor.check({frame, static_cast<double>(frame) * flags.time_step, simulation.positions(),
                    simulation.velocities()});
     start = Clock::now();
@@ -288,6 +293,10 @@ int run_pd(const PdCommandOptions& flags) {
       break;
     }
     totals.add(stats, seconds_since(start));
+    if (stats.excised) {
+      progress("excision: " + format_count(simulation.scene().mesh.tet_count()) + " tets remain; K assembled, analysed and " +
+               "factored again in " + format_fixed(stats.excision_seconds, 2) + " s");
+    }
     progress(frame_line(stats, frames, options.solver));
   }
 
@@ -321,8 +330,8 @@ void add_pd_command(CLI::App& app, CommandAction& action) {
       "summary.json. A line per frame on stderr gives the time of each phase.\n"
       "Exit codes: 0 ok, 2 bad input or unwritable output, 3 the state became non-finite.\n" +
       run_end_help());
-  command->add_option("--scene", flags->scene, "Scene: elbow (self-contact at the inner elbow) or lips")
-      ->check(CLI::IsMember({"elbow", "lips"}))
+  command->add_option("--scene", flags->scene, "Scene: elbow (self-contact at the inner elbow), lips (lip on lip) or surgery (a cleft lip on the teeth arch, excised and sutured)")
+      ->check(CLI::IsMember({"elbow", "lips", "surgery"}))
       ->capture_default_str();
   command->add_option("--tets", flags->tets, "Mesh size: 50k, 100k, 250k, 650k or a count")->capture_default_str();
   command->add_option("--inner", flags->inner, "Inner iterations J per outer iteration (seed 004: 1, 3, 5)")

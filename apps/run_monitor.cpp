@@ -80,11 +80,24 @@ std::string RunMonitor::status() const {
   return "completed";
 }
 
+void RunMonitor::change_body(fem::SimulationHealth health) {
+  const auto& findings = health_.findings();
+  earlier_findings_.insert(earlier_findings_.end(), findings.begin(), findings.end());
+  health_ = std::move(health);
+}
+
+std::vector<fem::HealthFinding> RunMonitor::findings() const {
+  std::vector<fem::HealthFinding> all = earlier_findings_;
+  all.insert(all.end(), health_.findings().begin(), health_.findings().end());
+  return all;
+}
+
 void RunMonitor::add_section(Report& report) const {
   report.section("outcome");
   report.add_text("status", "status", status());
+  const std::vector<fem::HealthFinding> all = findings();
   nlohmann::ordered_json warnings = nlohmann::ordered_json::array();
-  for (const fem::HealthFinding& finding : health_.findings()) {
+  for (const fem::HealthFinding& finding : all) {
     warnings.push_back({{"issue", fem::health_issue_key(finding.issue)},
                         {"first_frame", finding.first_frame},
                         {"first_time_s", finding.first_time},
@@ -94,9 +107,9 @@ void RunMonitor::add_section(Report& report) const {
                         {"frames", finding.frames},
                         {"message", finding.description()}});
   }
-  report.add_text("health", "health", health_.findings().empty() ? "ok" : "warnings");
+  report.add_text("health", "health", all.empty() ? "ok" : "warnings");
   report.add("health_warnings", "", warnings, "");
-  for (const fem::HealthFinding& finding : health_.findings()) {
+  for (const fem::HealthFinding& finding : all) {
     report.add("", std::string("warning: ") + fem::health_issue_key(finding.issue), nullptr,
                finding.description() + " (" + std::to_string(finding.frames) + " frames)");
   }
@@ -105,7 +118,7 @@ void RunMonitor::add_section(Report& report) const {
 
 int RunMonitor::exit_code() const {
   if (const int signal = signals_->received(); signal != 0) return InterruptSignals::exit_code(signal);
-  if (!failure_.empty() || (strict_ && !health_.findings().empty())) return exit_numerical;
+  if (!failure_.empty() || (strict_ && !findings().empty())) return exit_numerical;
   return exit_success;
 }
 

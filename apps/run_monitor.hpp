@@ -44,17 +44,23 @@ class RunMonitor {
   /// frames so far are summarized and the exit code is 3.
   void stop_on_failure(int frame, const std::string& what);
 
+  /// The simulated body changed (an excision): later frames are checked against `health`, the
+  /// findings so far are kept for the report.
+  void change_body(fem::SimulationHealth health);
+
   /// The "outcome" section: how the run ended, the health findings, the exit code.
   void add_section(Report& report) const;
   [[nodiscard]] int exit_code() const;
 
  private:
   [[nodiscard]] std::string status() const;
+  [[nodiscard]] std::vector<fem::HealthFinding> findings() const;
 
   std::string command_;
   bool strict_;
   const InterruptSignals* signals_;
   fem::SimulationHealth health_;
+  std::vector<fem::HealthFinding> earlier_findings_;  ///< of the bodies before change_body
   bool output_limit_reached_ = false;
   std::string failure_;  ///< empty while the numerics hold
 };

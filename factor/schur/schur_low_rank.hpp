@@ -7,7 +7,7 @@
 // capacitance matrix C⁻¹ + WᵀS⁻¹W (p × p) needs only the entries of S⁻¹ on the r rows W
 // touches, and an iteration costs p³/3 + O(r·nnz(W)) + two products of S⁻¹ with the
 // right-hand sides instead of m³/3. It pays while the active springs are fewer than the
-// collision-prone unknowns (p³ ≪ m³; prefer_low_rank says when).
+// collision-prone unknowns (prefer_low_rank says when).
 //
 // C⁻¹ + WᵀS⁻¹W is symmetric positive definite for positive stiffnesses (S is), so its
 // Cholesky factorization is the capacitance solve; S⁻¹ from potrf + potri is as accurate as
@@ -39,10 +39,9 @@ class SchurLowRankSolver {
   /// X = (S + WCWᵀ)⁻¹·B in place (m rows, any number of columns), after refactor().
   void solve(linalg::DenseView b) const;
 
-  /// True when the Woodbury route costs fewer flops than the dense refactorization and
-  /// solve of S + ΔS for m unknowns, p springs touching r rows with `entries` nonzeros in W,
-  /// and `columns` right-hand sides.
-  [[nodiscard]] static bool prefer_low_rank(Index m, Index p, Index r, std::int64_t entries, Index columns);
+  /// True when the Woodbury route is expected to be faster than the dense refactorization and
+  /// solve of S + ΔS for m unknowns and p springs: below p = m/2, the measured crossover.
+  [[nodiscard]] static bool prefer_low_rank(Index m, Index p);
 
  private:
   linalg::DenseMatrix inverse_;          ///< S⁻¹, both triangles

@@ -135,15 +135,12 @@ class SchurGlobalSolver final : public PdGlobalSolver {
     return linalg::csc_from_triplets(partial_->schur_size(), static_cast<Index>(springs.size()), triplets);
   }
 
-  // The Woodbury route (factor/schur/schur_low_rank) where it costs fewer flops than seed
-  // 004's dense refactorization, on the CPU; the GPU keeps the paper's dense path.
+  // The Woodbury route (factor/schur/schur_low_rank) where it is faster than seed 004's dense
+  // refactorization, on the CPU; the GPU keeps the paper's dense path.
   bool use_low_rank(const linalg::CscMatrix& w) const {
     if (update_ == PdSchurUpdate::dense || schur_->device() != factor::SchurDevice::cpu) return false;
     if (update_ == PdSchurUpdate::low_rank) return true;
-    std::vector<Index> rows(w.row_idx.begin(), w.row_idx.end());
-    std::sort(rows.begin(), rows.end());
-    const auto touched = static_cast<Index>(std::unique(rows.begin(), rows.end()) - rows.begin());
-    return factor::SchurLowRankSolver::prefer_low_rank(w.rows, w.cols, touched, w.nnz(), 3);
+    return factor::SchurLowRankSolver::prefer_low_rank(w.rows, w.cols);
   }
 
   const PdModel* model_;

@@ -66,10 +66,9 @@ void check_scene(const PdScene& scene) {
   }
 }
 
-// Singular values of F clamped to the biphasic band (§5.3), signs kept by svd3's convention
-// so an inverted element is pushed back to positive stretches.
-Mat3 strain_limit_projection(const Mat3& f, const StrainLimit& limit) {
-  const linalg::Svd3 svd = linalg::svd3(f);
+// F's singular values clamped to the biphasic band (§5.3); svd3 gives the inverted direction
+// a negative σ, which the clamp turns positive, so an inverted element is pushed back out.
+Mat3 strain_limit_projection(const linalg::Svd3& svd, const StrainLimit& limit) {
   Vec3 clamped;
   for (int i = 0; i < 3; ++i) clamped[i] = std::clamp(svd.singular_values[i], limit.lower_stretch, limit.upper_stretch);
   return svd.u * Mat3::diagonal(clamped) * linalg::transpose(svd.v);
@@ -204,7 +203,7 @@ void PdModel::local_step(std::span<const double> positions, std::span<const Inde
       // det R = +1 for inverted elements, which then get pushed back out.
       const linalg::Svd3 svd = linalg::svd3(f);
       rotations_[static_cast<std::size_t>(e)] = svd.u * linalg::transpose(svd.v);
-      if (strain_limited()) limited_[static_cast<std::size_t>(e)] = strain_limit_projection(f, scene_->strain_limit);
+      if (strain_limited()) limited_[static_cast<std::size_t>(e)] = strain_limit_projection(svd, scene_->strain_limit);
     }
   });
 }

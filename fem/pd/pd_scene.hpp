@@ -56,6 +56,24 @@ struct StrainLimit {
   double stiffness_ratio = 0.0;
 };
 
+/// A stitch pulling two flesh points together (seed 004 §5.3's suturing): a zero-rest-length
+/// spring, active from the excision on. Both points must lie in collision-prone tets, so the
+/// sutures are springs of the Schur system like the collision springs.
+struct Suture {
+  EmbeddedPoint first;
+  EmbeddedPoint second;
+};
+
+/// A surgical excision (§5.3): at `frame` these tets are removed — the mesh's topology
+/// changes, so the constant matrix is assembled, analysed and partially factored again — and
+/// the sutures become active.
+struct Excision {
+  int frame = -1;                  ///< −1: none
+  std::vector<Index> tets;         ///< removed tets (rest numbering)
+  std::vector<Suture> sutures;     ///< in rest numbering; their tets must survive the excision
+  double suture_stiffness = 0.0;   ///< N/m per suture
+};
+
 struct PdScene {
   std::string name;
   TetMesh mesh;                        ///< rest positions and tets, positively oriented
@@ -72,6 +90,7 @@ struct PdScene {
   /// Proxies also collide with the body itself, found with the rest-pose distance field
   /// (McAdams et al. 2011) and answered by bilateral springs (§3.3).
   bool self_contact = false;
+  Excision excision;                   ///< none unless excision.frame ≥ 0
   int default_frames = 56;             ///< frames of the scripted motion
 };
 

@@ -7,6 +7,7 @@
 #include <numbers>
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 #include "fem/mesh/procedural_meshes.hpp"
 
@@ -73,6 +74,12 @@ double box_signed_distance(const Vec3& point, const Vec3& low, const Vec3& high)
     inside = std::max(inside, excess);
   }
   return std::sqrt(outside) + std::min(inside, 0.0);
+}
+
+/// The plane of a cube grid (origin `grid_origin`, spacing `cell_size`, along one axis) nearest
+/// `value`: scenes put their slits there so they lie between whole cells at every size.
+double nearest_grid_plane(double value, double grid_origin, double cell_size) {
+  return grid_origin + std::round((value - grid_origin) / cell_size) * cell_size;
 }
 
 /// A unit vector orthogonal to the unit `direction`.
@@ -180,6 +187,19 @@ EmbeddedPoint centroid_proxy(const TetMesh& mesh, const BoundaryFace& face) {
   return proxy;
 }
 
+/// The vertices of the tets holding these proxies, sorted, unique (N_c of §4.2).
+std::vector<Index> prone_nodes_of(const TetMesh& mesh, const std::vector<EmbeddedPoint>& proxies) {
+  std::vector<Index> nodes;
+  nodes.reserve(4 * proxies.size());
+  for (const EmbeddedPoint& proxy : proxies) {
+    const auto first = mesh.tets.begin() + 4 * std::ptrdiff_t{proxy.tet};
+    nodes.insert(nodes.end(), first, first + 4);
+  }
+  std::sort(nodes.begin(), nodes.end());
+  nodes.erase(std::unique(nodes.begin(), nodes.end()), nodes.end());
+  return nodes;
+}
+
 /// A boundary face that may collide and how far it is from where the collisions start.
 struct ProxyCandidate {
   double distance = 0.0;
@@ -188,25 +208,32 @@ struct ProxyCandidate {
 
 /// Seed 004 §4.2 wants the collision-prone region known a priori and small: proxies go on the
 /// candidate faces nearest first until N_c (the vertices of the tets holding them) reaches
-/// `fraction` of the nodes — the region's extent is chosen by the node budget, as in §5.1–5.2.
+/// `fraction` of the nodes — the region's extent is chosen by the node budget, as in §5.1–5.3.
+/// `placed` are proxies the scene needs anyway (the surgery's suture points): they come first
+/// and their tets' nodes count towards the same budget.
 std::vector<EmbeddedPoint> proxies_nearest_first(const TetMesh& mesh, const std::vector<BoundaryFace>& faces,
-                                                 std::vector<ProxyCandidate> candidates, double fraction) {
+                                                 std::vector<ProxyCandidate> candidates, double fraction,
+                                                 std::vector<EmbeddedPoint> placed = {}) {
   std::sort(candidates.begin(), candidates.end(), [](const ProxyCandidate& a, const ProxyCandidate& b) {
     return a.distance != b.distance ? a.distance < b.distance : a.face < b.face;
   });
   const auto budget = static_cast<std::size_t>(std::lround(fraction * mesh.node_count()));
   std::vector<bool> prone(at(mesh.node_count()), false);
   std::size_t prone_count = 0;
-  std::vector<EmbeddedPoint> proxies;
+  auto mark_prone = [&](Index tet) {
+    for (std::size_t c = 0; c < 4; ++c) {
+      const Index node = mesh.tets[4 * at(tet) + c];
+      if (!prone[at(node)]) ++prone_count;
+      prone[at(node)] = true;
+    }
+  };
+  std::vector<EmbeddedPoint> proxies = std::move(placed);
+  for (const EmbeddedPoint& proxy : proxies) mark_prone(proxy.tet);
   for (const ProxyCandidate& candidate : candidates) {
     if (prone_count >= budget) break;
     const BoundaryFace& face = faces[at(candidate.face)];
     proxies.push_back(centroid_proxy(mesh, face));
-    for (std::size_t c = 0; c < 4; ++c) {
-      const Index node = mesh.tets[4 * at(face.tet) + c];
-      if (!prone[at(node)]) ++prone_count;
-      prone[at(node)] = true;
-    }
+    mark_prone(face.tet);
   }
   return proxies;
 }
@@ -215,11 +242,15 @@ std::vector<EmbeddedPoint> proxies_nearest_first(const TetMesh& mesh, const std:
 /// ≈ μ·h, so springs scaled by μ·h keep the same balance at every resolution. 50× lets the
 /// bones drive the flesh and 200× holds contacts to a small fraction of a cell, while staying
 /// small enough not to dominate the conditioning of the global matrix (seed 004 eq. 8).
+/// Sutures (§5.3) get 500×: a handful of stitches must pull the cut faces of a cleft together
+/// against the flesh around them, stiffened by the strain limits once stretched past them.
 void set_spring_stiffness(PdScene& scene, double cell_size) {
   constexpr double attachment_factor = 50.0;
   constexpr double proxy_factor = 200.0;
+  constexpr double suture_factor = 500.0;
   scene.attachment_stiffness = attachment_factor * scene.shear_modulus * cell_size;
   scene.proxy_stiffness = proxy_factor * scene.shear_modulus * cell_size;
+  if (!scene.excision.sutures.empty()) scene.excision.suture_stiffness = suture_factor * scene.shear_modulus * cell_size;
 }
 
 void require_target(const char* scene, Index target_tets) {
@@ -321,8 +352,7 @@ struct Mouth {
   double slit_half_gap = 0.0;  // one cell: centres h/2 from the plane are cut, 3h/2 kept
 
   [[nodiscard]] static Mouth at_cell_size(double cell_size) {
-    const double origin = implicit_grid_origin(bounds(), cell_size).y;
-    return {origin + std::round(-origin / cell_size) * cell_size, cell_size};
+    return {nearest_grid_plane(0.0, implicit_grid_origin(bounds(), cell_size).y, cell_size), cell_size};
   }
   [[nodiscard]] double slit_gap() const { return 2.0 * slit_half_gap; }
   [[nodiscard]] double signed_distance(const Vec3& point) const {
@@ -378,12 +408,198 @@ std::vector<Index> back_face_nodes(const TetMesh& mesh, double cell_size) {
   return nodes;
 }
 
+// ---------------------------------------------------------------------------------------------
+// Surgery (seed 004 §5.3)
+
+/// A cleft upper lip wrapped around the teeth, at a cell size. The teeth arch is a HalfTorus
+/// about the y axis (up), its front at +z; the lip is the half-cylindrical shell in front of it
+/// (z ≥ 0), from its free edge at `bottom` up to the nose and cheeks at `top`. §5.3 processes
+/// only the flesh–teeth collisions and the scene has neither gravity nor moving bones, so the
+/// lip's inner surface starts `overlap` inside the arch: that is what presses it on the teeth.
+struct CleftLip {
+  static constexpr double arch_radius = 0.03;    // m, centre of the arch → centre of the teeth
+  static constexpr double tooth_radius = 0.008;  // the arch's tube
+  static constexpr double overlap = 0.0015;
+  static constexpr double inner_radius = arch_radius + tooth_radius - overlap;
+  static constexpr double thickness = 0.0135;
+  static constexpr double outer_radius = inner_radius + thickness;
+  // The free edge hangs below the teeth's centre line, as an upper lip covers the incisors.
+  static constexpr double bottom = -0.0125;
+  static constexpr double height = 0.0305;
+  static constexpr double top = bottom + height;
+  static constexpr double cleft_height = 2.0 * height / 3.0;  // from the free edge up
+  // Cut from each side of the cleft over its height, in whole cells: 5.5–7 % of the tets from
+  // 20K to 650K, like §5.3's 503,910 → 467K (2·width·cleft_height over the shell's
+  // π·mid-radius·height section).
+  static constexpr double excision_width = 0.006;
+  static constexpr int excision_frame = 10;
+  static constexpr int frames = 40;
+  static constexpr double collision_prone_fraction = 0.015;  // §5.3: 1,434 of 97,249 nodes
+  // The suture points' tets count towards that N_c, but a fixed number of sutures takes most
+  // of it at coarse sizes (1.55 % of the nodes at 20K tets): the teeth contact keeps at least
+  // this fraction for its own proxies.
+  static constexpr double teeth_prone_fraction = 0.0075;
+  // Proxies go on the inner surface (its normal within 60° of the direction to the axis)
+  // where it is at most this many cells from the teeth: the part that touches them at rest or
+  // will when the sutures pull the lip sideways over the arch.
+  static constexpr double inner_side_cosine = 0.5;
+  static constexpr double proxy_reach_cells = 2.0;
+  // Stitches at these many heights over the cleft times depths through the lip (a two-layer
+  // closure: the mucosa side and the skin side), spaced evenly between the cleft's ends and the
+  // lip's surfaces — at least 3.4 mm inside, deep enough for any cell size above the 10K-tet
+  // minimum to embed them. Ten sutures: more would, at 20K tets, make N_c mostly sutures.
+  static constexpr int suture_heights = 5;
+  static constexpr int suture_depths = 2;
+
+  // The cleft is the two cell layers either side of the grid plane nearest x = 0, cut from the
+  // free edge up to the grid plane nearest cleft_height (a slot between whole cells, as the
+  // lips scene's slit); the excision takes whole cells beside it.
+  double cell_size = 0.0;
+  double cleft_centre = 0.0;  // x of that grid plane
+  double cleft_top = 0.0;     // y of the cleft's upper end
+  double excision_cells = 1.0;
+
+  [[nodiscard]] static CleftLip at_cell_size(double h) {
+    const Vec3 origin = implicit_grid_origin(bounds(), h);
+    return {h, nearest_grid_plane(0.0, origin.x, h), nearest_grid_plane(bottom + cleft_height, origin.y, h),
+            std::max(1.0, std::round(excision_width / h))};
+  }
+  [[nodiscard]] static std::array<double, 6> bounds() {
+    return {-outer_radius, bottom, 0.0, outer_radius, top, outer_radius};
+  }
+  [[nodiscard]] static HalfTorus teeth() {
+    // Turning from −x about +y passes through +z: the arch's front is behind the lip's middle.
+    return {{0.0, 0.0, 0.0}, {0.0, 1.0, 0.0}, {-1.0, 0.0, 0.0}, arch_radius, tooth_radius};
+  }
+  /// Signed distance to the cleft's slot (open below the free edge and through the lip),
+  /// `half_width_cells` wide on either side of its centre plane: 1 at rest, 1 + excision_cells
+  /// once the excision has widened it.
+  [[nodiscard]] double cleft_distance(const Vec3& point, double half_width_cells = 1.0) const {
+    const double half_width = half_width_cells * cell_size;
+    return box_signed_distance(point, {cleft_centre - half_width, bottom - cell_size, 0.0},
+                               {cleft_centre + half_width, cleft_top, 2.0 * outer_radius});
+  }
+  [[nodiscard]] double signed_distance(const Vec3& point) const {
+    const double radial = std::hypot(point.x, point.z);
+    const double shell = std::max({inner_radius - radial, radial - outer_radius, -point.z, bottom - point.y,
+                                   point.y - top});
+    return std::max(shell, -cleft_distance(point));
+  }
+  /// Whether a tet with this centroid is excised: the excision_cells columns of cells on either
+  /// side of the cleft, over its height.
+  [[nodiscard]] bool excises(const Vec3& centroid) const {
+    const double from_cleft = std::abs(centroid.x - cleft_centre);
+    return centroid.y < cleft_top && from_cleft > cell_size && from_cleft < (1.0 + excision_cells) * cell_size;
+  }
+};
+
+SignedDistance lip_shape(double cell_size) {
+  return [lip = CleftLip::at_cell_size(cell_size)](const Vec3& p) { return lip.signed_distance(p); };
+}
+
+Vec3 tet_centroid(const TetMesh& mesh, Index tet) {
+  Vec3 sum;
+  for (std::size_t c = 0; c < 4; ++c) sum += node_position(mesh, mesh.tets[4 * at(tet) + c]);
+  return sum / 4.0;
+}
+
+std::vector<Index> excised_tets(const CleftLip& lip, const TetMesh& mesh) {
+  std::vector<Index> tets;  // ascending, as the loop runs
+  for (Index tet = 0; tet < mesh.tet_count(); ++tet) {
+    if (lip.excises(tet_centroid(mesh, tet))) tets.push_back(tet);
+  }
+  return tets;
+}
+
+/// Stitches across the widened cleft (§5.3's closure by sutures): a point pair per height and
+/// depth (CleftLip::suture_heights × suture_depths), facing each other along x a quarter cell
+/// beyond the excision's cut faces — so each lies inside a cell that survives it, never on a
+/// face it shares with an excised one.
+std::vector<Suture> sutures_across_cleft(const CleftLip& lip, const RestTetLocator& locator) {
+  const double reach = (1.25 + lip.excision_cells) * lip.cell_size;  // from the cleft's centre plane
+  auto embed = [&](const Vec3& point) {
+    const std::optional<EmbeddedPoint> flesh = locator.embed(point);
+    if (!flesh) {
+      throw std::logic_error("surgery scene: suture point (" + std::to_string(point.x) + ", " +
+                             std::to_string(point.y) + ", " + std::to_string(point.z) + ") lies outside the lip");
+    }
+    return *flesh;
+  };
+  std::vector<Suture> sutures;
+  for (int j = 1; j <= CleftLip::suture_heights; ++j) {
+    const double y = CleftLip::bottom + CleftLip::cleft_height * j / (CleftLip::suture_heights + 1);
+    for (int d = 1; d <= CleftLip::suture_depths; ++d) {
+      const double radius = CleftLip::inner_radius + CleftLip::thickness * d / (CleftLip::suture_depths + 1);
+      const double z = std::sqrt(radius * radius - reach * reach);
+      sutures.push_back({embed({lip.cleft_centre - reach, y, z}), embed({lip.cleft_centre + reach, y, z})});
+    }
+  }
+  return sutures;
+}
+
+/// Candidates on the lip's inner surface near the teeth (CleftLip::proxy_reach_cells) in tets
+/// that survive the excision. The repair moves the lip where it rests on the teeth beside the
+/// widened cleft, so they are ordered by the distance from the widened cleft plus the gap to
+/// the teeth (0 where already pressed in): without the gap the region would grow from the
+/// cleft's top, above the teeth, rather than along them.
+std::vector<ProxyCandidate> lip_inner_side(const CleftLip& lip, const std::vector<BoundaryFace>& faces,
+                                           const std::vector<bool>& excised) {
+  const Obstacle teeth{CleftLip::teeth()};
+  std::vector<ProxyCandidate> candidates;
+  for (std::size_t f = 0; f < faces.size(); ++f) {
+    const BoundaryFace& face = faces[f];
+    if (excised[at(face.tet)]) continue;
+    const Vec3 inward = normalized(Vec3{-face.centroid.x, 0.0, -face.centroid.z});
+    const bool facing_teeth = dot(face.normal, inward) > CleftLip::inner_side_cosine;
+    const double gap = proximity(teeth, face.centroid, 0.0).distance;
+    if (facing_teeth && gap < CleftLip::proxy_reach_cells * lip.cell_size) {
+      const double from_repair = std::max(lip.cleft_distance(face.centroid, 1.0 + lip.excision_cells), 0.0);
+      candidates.push_back({from_repair + std::max(gap, 0.0), static_cast<Index>(f)});
+    }
+  }
+  return candidates;
+}
+
+/// The surgery's proxies. A suture is a spring of the Schur system, so its tets must be
+/// collision-prone: first a proxy at each suture point (sutures[i].first, .second), which never
+/// reaches the teeth and only marks its tet; then the inner surface near the teeth
+/// (lip_inner_side) until N_c is CleftLip::collision_prone_fraction of the nodes, or the
+/// sutures' share plus teeth_prone_fraction where that is more.
+std::vector<EmbeddedPoint> surgery_proxies(const PdScene& scene, const CleftLip& lip) {
+  const TetMesh& mesh = scene.mesh;
+  std::vector<EmbeddedPoint> suture_points;
+  suture_points.reserve(2 * scene.excision.sutures.size());
+  for (const Suture& suture : scene.excision.sutures) {
+    suture_points.push_back(suture.first);
+    suture_points.push_back(suture.second);
+  }
+  const double suture_share = double(prone_nodes_of(mesh, suture_points).size()) / double(mesh.node_count());
+  const double fraction = std::max(CleftLip::collision_prone_fraction, suture_share + CleftLip::teeth_prone_fraction);
+  std::vector<bool> excised(at(mesh.tet_count()), false);
+  for (const Index tet : scene.excision.tets) excised[at(tet)] = true;
+  const std::vector<BoundaryFace> faces = boundary_faces(mesh);
+  return proxies_nearest_first(mesh, faces, lip_inner_side(lip, faces, excised), fraction, std::move(suture_points));
+}
+
+/// The nodes on the lip's top edge (attached to the nose and cheeks) and its two lateral ends
+/// (the z = 0 plane, attached to the cheeks), as the mesh's staircase puts them.
+std::vector<Index> lip_boundary_nodes(const TetMesh& mesh, double cell_size) {
+  const std::array<double, 6> box = bounding_box(mesh.positions);
+  std::vector<Index> nodes;
+  for (Index node = 0; node < mesh.node_count(); ++node) {
+    const Vec3 p = node_position(mesh, node);
+    if (p.y > box[4] - 0.25 * cell_size || p.z < box[2] + 0.25 * cell_size) nodes.push_back(node);
+  }
+  return nodes;
+}
+
 using SceneBuilder = PdScene (*)(Index);
 struct NamedScene {
   const char* name;
   SceneBuilder build;
 };
-constexpr std::array<NamedScene, 2> scene_table{{{"elbow", &make_elbow_scene}, {"lips", &make_lips_scene}}};
+constexpr std::array<NamedScene, 3> scene_table{
+    {{"elbow", &make_elbow_scene}, {"lips", &make_lips_scene}, {"surgery", &make_surgery_scene}}};
 
 }  // namespace
 
@@ -441,6 +657,27 @@ PdScene make_lips_scene(Index target_tets) {
   return scene;
 }
 
+PdScene make_surgery_scene(Index target_tets) {
+  require_target("surgery", target_tets);
+  const double cell_size = cell_size_for_tet_count(lip_shape, CleftLip::bounds(), target_tets);
+  const CleftLip lip = CleftLip::at_cell_size(cell_size);
+
+  PdScene scene;
+  scene.name = "surgery";
+  scene.mesh = make_implicit_mesh(lip_shape(cell_size), CleftLip::bounds(), cell_size);
+  scene.strain_limit = {0.9, 1.1, 10.0};  // §5.3's biphasic skin
+  scene.fixed_nodes = lip_boundary_nodes(scene.mesh, cell_size);
+  scene.obstacles = {CleftLip::teeth()};
+  scene.excision.frame = CleftLip::excision_frame;
+  scene.excision.tets = excised_tets(lip, scene.mesh);
+  scene.excision.sutures = sutures_across_cleft(lip, RestTetLocator(scene.mesh));
+  scene.proxies = surgery_proxies(scene, lip);
+  scene.self_contact = false;  // §5.3: the repair closes by sutures, not by self-collision
+  scene.default_frames = CleftLip::frames;
+  set_spring_stiffness(scene, cell_size);
+  return scene;
+}
+
 std::vector<std::string> pd_scene_names() {
   std::vector<std::string> names;
   for (const NamedScene& scene : scene_table) names.emplace_back(scene.name);
@@ -456,17 +693,7 @@ PdScene make_pd_scene(std::string_view name, Index target_tets) {
   throw std::invalid_argument("make_pd_scene: unknown scene '" + std::string(name) + "' (known: " + known + ")");
 }
 
-std::vector<Index> collision_prone_nodes(const PdScene& scene) {
-  std::vector<Index> nodes;
-  nodes.reserve(4 * scene.proxies.size());
-  for (const EmbeddedPoint& proxy : scene.proxies) {
-    const auto first = scene.mesh.tets.begin() + 4 * std::ptrdiff_t{proxy.tet};
-    nodes.insert(nodes.end(), first, first + 4);
-  }
-  std::sort(nodes.begin(), nodes.end());
-  nodes.erase(std::unique(nodes.begin(), nodes.end()), nodes.end());
-  return nodes;
-}
+std::vector<Index> collision_prone_nodes(const PdScene& scene) { return prone_nodes_of(scene.mesh, scene.proxies); }
 
 // ---------------------------------------------------------------------------------------------
 // RestTetLocator

@@ -5,7 +5,9 @@
 //    inner side of the elbow folds onto itself; N_c ≈ 3.5 % of the nodes.
 //  * "lips" (§5.2): a block of flesh with a mouth slit, closed by a hinged jaw bone so that
 //    the lower lip presses on the upper one; N_c ≈ 1.5 % of the nodes.
-// Both are voxel meshes (make_implicit_mesh) whose cell size is chosen for the target tet
+//  * "surgery" (§5.3): a cleft upper lip pressed on a rigid teeth arch, partly excised at
+//    frame 10 and sutured closed; N_c ≈ 1.5 % of the nodes.
+// All are voxel meshes (make_implicit_mesh) whose cell size is chosen for the target tet
 // count, with collision proxies placed a priori on the surface that will collide (§4.2).
 #include <array>
 #include <optional>
@@ -17,7 +19,7 @@
 
 namespace cholsim::fem {
 
-/// Names accepted by make_pd_scene, in a stable order: {"elbow", "lips"}.
+/// Names accepted by make_pd_scene, in a stable order: {"elbow", "lips", "surgery"}.
 std::vector<std::string> pd_scene_names();
 
 /// The scene called `name` (see pd_scene_names) with about `target_tets` tets (±10 %).
@@ -39,6 +41,22 @@ PdScene make_elbow_scene(Index target_tets);
 /// by twice the slit's width, i.e. closes the slit and presses on the upper lip. Proxies cover
 /// the slit's upper and lower faces near the front; self_contact is on.
 PdScene make_lips_scene(Index target_tets);
+
+/// Seed 004 §5.3, cleft lip surgery: an upper lip, a half-cylindrical shell 1.35 cm thick and
+/// 3.05 cm high about the y axis (front at +z), wrapped around a rigid teeth arch (a HalfTorus
+/// obstacle: tube radius 0.8 cm around a half circle of radius 3 cm) with its inner surface
+/// 1.5 mm inside the arch, so that the lip presses on the teeth from the first frame. A cleft
+/// two cells wide runs up the middle (at the grid plane nearest x = 0) from the free edge to
+/// 2/3 of the height. The top edge and the two lateral ends (z = 0) are fixed; no bones, no
+/// self-contact; strain limits {0.9, 1.1, 10} (the biphasic material). At frame 10 of 40 the
+/// excision removes the whole cells within ≈ 6 mm of either cleft face over the cleft's height
+/// (5.5–7 % of the tets), and 10 sutures (5 heights × 2 depths) pull the widened cleft's sides
+/// together. Proxies: first one at each suture point (sutures[i].first, sutures[i].second for
+/// i = 0, 1, …: a suture's tets must be collision-prone), then boundary-face centroids on the
+/// inner surface within two cells of the teeth and outside the excision, nearest the widened
+/// cleft and the teeth first, until N_c ≈ 1.5 % of the nodes (at least 0.75 % besides the
+/// suture tets' share, so ≈ 2.3 % at 20K tets).
+PdScene make_surgery_scene(Index target_tets);
 
 /// N_c of seed 004 §4.2: the vertices of the tets holding a collision proxy, sorted, unique.
 std::vector<Index> collision_prone_nodes(const PdScene& scene);

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cmath>
 #include <stdexcept>
+#include <optional>
 #include <string>
 
 #include "fem/pd/pd_global_solvers.hpp"
@@ -41,6 +42,16 @@ PdSimulation::PdSimulation(const PdScene& scene, PdOptions options) : options_(s
   if (options_.outer_iterations < 1 || options_.inner_iterations < 1) {
     throw std::invalid_argument("projective dynamics: outer and inner iterations must be ≥ 1");
   }
+  build();
+  positions_ = scene.mesh.positions;
+  velocities_.assign(positions_.size(), 0.0);
+  inertia_target_ = positions_;
+  attachments_ = model_->attachment_springs(0.0);
+}
+
+void PdSimulation::build() {
+  const PdScene& scene = *scene_;
+  setup_ = {};
   auto start = Clock::now();
   model_ = std::make_unique<PdModel>(scene, options_.model);
   setup_.assemble_seconds = seconds_since(start);
@@ -49,10 +60,17 @@ PdSimulation::PdSimulation(const PdScene& scene, PdOptions options) : options_(s
   setup_.elements = model_->element_count();
   setup_.matrix_nnz_lower = model_->matrix().nnz_lower();
 
-  // §4.2: E_c = tets holding a proxy, N_c = their free vertices.
+  // §4.2: E_c = tets holding a proxy (or a suture end), N_c = their free vertices.
   std::vector<char> prone(static_cast<std::size_t>(model_->element_count()), 0);
   for (const EmbeddedPoint& proxy : scene.proxies) prone[static_cast<std::size_t>(proxy.tet)] = 1;
+  for (const Suture& suture : sutures_) {
+    prone[static_cast<std::size_t>(suture.first.tet)] = 1;
+    prone[static_cast<std::size_t>(suture.second.tet)] = 1;
+  }
   std::vector<char> prone_node(static_cast<std::size_t>(model_->node_count()), 0);
+  safe_elements_.clear();
+  prone_elements_.clear();
+  prone_nodes_.clear();
   for (Index e = 0; e < model_->element_count(); ++e) {
     if (prone[static_cast<std::size_t>(e)] == 0) {
       safe_elements_.push_back(e);
@@ -78,11 +96,104 @@ PdSimulation::PdSimulation(const PdScene& scene, PdOptions options) : options_(s
   setup_.collision_setup_seconds = seconds_since(start);
 
   solver_ = make_pd_global_solver(*model_, prone_nodes_, options_, setup_);
-  positions_ = scene.mesh.positions;
-  velocities_.assign(positions_.size(), 0.0);
-  inertia_target_ = positions_;
   proxy_depths_.assign(scene.proxies.size(), 0.0);
-  attachments_ = model_->attachment_springs(0.0);
+  collision_springs_.clear();
+}
+
+namespace {
+
+// Where the excision sends a rest tet or node: its new index, or −1 when it is gone.
+struct ExcisionMap {
+  std::vector<Index> tet;
+  std::vector<Index> node;
+
+  [[nodiscard]] std::optional<EmbeddedPoint> point(const EmbeddedPoint& p) const {
+    const Index moved = tet[static_cast<std::size_t>(p.tet)];
+    if (moved < 0) return std::nullopt;
+    return EmbeddedPoint{moved, p.weights};
+  }
+};
+
+// The scene without the excised tets and the nodes only they used, everything renumbered.
+PdScene excised_scene(const PdScene& scene, ExcisionMap& map) {
+  const TetMesh& mesh = scene.mesh;
+  std::vector<char> removed(static_cast<std::size_t>(mesh.tet_count()), 0);
+  for (Index tet : scene.excision.tets) {
+    if (tet < 0 || tet >= mesh.tet_count()) {
+      throw std::invalid_argument("pd scene: excised tet " + std::to_string(tet) + " is outside the mesh");
+    }
+    removed[static_cast<std::size_t>(tet)] = 1;
+  }
+  TetMesh cut;
+  cut.positions = mesh.positions;
+  map.tet.assign(static_cast<std::size_t>(mesh.tet_count()), -1);
+  for (Index tet = 0; tet < mesh.tet_count(); ++tet) {
+    if (removed[static_cast<std::size_t>(tet)] != 0) continue;
+    map.tet[static_cast<std::size_t>(tet)] = cut.tet_count();
+    for (std::size_t i = 0; i < 4; ++i) cut.tets.push_back(mesh.tets[static_cast<std::size_t>(4 * tet) + i]);
+  }
+  std::vector<Index> kept_nodes;
+  PdScene result = scene;
+  result.mesh = remove_unused_nodes(cut, &kept_nodes);
+  map.node.assign(static_cast<std::size_t>(mesh.node_count()), -1);
+  for (std::size_t i = 0; i < kept_nodes.size(); ++i) map.node[static_cast<std::size_t>(kept_nodes[i])] = static_cast<Index>(i);
+  result.fixed_nodes.clear();
+  for (Index node : scene.fixed_nodes) {
+    if (map.node[static_cast<std::size_t>(node)] >= 0) result.fixed_nodes.push_back(map.node[static_cast<std::size_t>(node)]);
+  }
+  result.proxies.clear();
+  for (const EmbeddedPoint& proxy : scene.proxies) {
+    if (auto moved = map.point(proxy)) result.proxies.push_back(*moved);
+  }
+  result.attachments.clear();
+  for (const BoneAttachment& attachment : scene.attachments) {
+    if (auto moved = map.point(attachment.flesh)) result.attachments.push_back({attachment.bone, *moved, attachment.rest_position});
+  }
+  result.excision = {};
+  return result;
+}
+
+}  // namespace
+
+double PdSimulation::excise() {
+  const auto start = Clock::now();
+  ExcisionMap map;
+  auto cut = std::make_unique<PdScene>(excised_scene(*scene_, map));
+  std::vector<Suture> sutures;
+  for (const Suture& suture : scene_->excision.sutures) {
+    const auto first = map.point(suture.first);
+    const auto second = map.point(suture.second);
+    if (!first || !second) throw std::invalid_argument("pd scene: a suture lies in an excised tet");
+    sutures.push_back({*first, *second});
+  }
+  const double suture_stiffness = scene_->excision.suture_stiffness;
+  // The state follows its nodes; Dirichlet nodes keep their rest values.
+  const auto carry = [&](const std::vector<double>& values) {
+    std::vector<double> moved(3 * static_cast<std::size_t>(cut->mesh.node_count()));
+    for (std::size_t old = 0; old < map.node.size(); ++old) {
+      const Index node = map.node[old];
+      if (node < 0) continue;
+      for (std::size_t c = 0; c < 3; ++c) moved[3 * static_cast<std::size_t>(node) + c] = values[3 * old + c];
+    }
+    return moved;
+  };
+  positions_ = carry(positions_);
+  velocities_ = carry(velocities_);
+  inertia_target_ = carry(inertia_target_);
+  excised_scene_ = std::move(cut);
+  scene_ = excised_scene_.get();
+  sutures_ = std::move(sutures);
+  suture_stiffness_ = suture_stiffness;
+  build();  // the topology changed: K assembled, analysed and partially factored again
+  return seconds_since(start);
+}
+
+std::vector<SpringRow> PdSimulation::suture_springs() const {
+  std::vector<SpringRow> springs;
+  for (const Suture& suture : sutures_) {
+    springs.push_back(spring_between(scene_->mesh, suture.first, suture.second, suture_stiffness_));
+  }
+  return springs;
 }
 
 PdSimulation::~PdSimulation() = default;
@@ -151,6 +262,8 @@ void PdSimulation::run_outer_iteration(PdFrameStats& stats) {
       std::fill(proxy_depths_.begin(), proxy_depths_.end(), 0.0);
       stats.detection = {};
     }
+    const std::vector<SpringRow> sutures = suture_springs();
+    collision_springs_.insert(collision_springs_.end(), sutures.begin(), sutures.end());
     times.detection += seconds_since(start);
 
     start = Clock::now();
@@ -185,6 +298,10 @@ PdFrameStats PdSimulation::step() {
   ++frame_;
   PdFrameStats stats;
   stats.frame = frame_;
+  if (scene_->excision.frame >= 0 && frame_ == scene_->excision.frame) {
+    stats.excision_seconds = excise();
+    stats.excised = true;
+  }
   attachments_ = model_->attachment_springs(frame_);
   const bool dynamic = options_.model.integrator == PdIntegrator::backward_euler;
   std::vector<double> previous;

@@ -84,6 +84,8 @@ struct PdFrameStats {
   Index reanalyses = 0;           ///< full: new analyses for springs outside K's pattern
   Index low_rank_solves = 0;      ///< schur: inner solves that took the Woodbury route
   double energy = 0.0;            ///< E at the frame's end (springs of the last detection)
+  bool excised = false;           ///< the scene's excision happened at the start of this frame
+  double excision_seconds = 0.0;  ///< cutting the mesh, and assembling, analysing and factoring anew
 };
 
 struct PdSetupStats {
@@ -105,17 +107,22 @@ struct PdSetupStats {
 class PdSimulation {
  public:
   /// Builds the model, the partition and the solver's factorization. `scene` must outlive the
-  /// simulation. Throws std::invalid_argument for a bad scene or option and
+  /// simulation (an excision works on a copy). Throws std::invalid_argument for a bad scene or option and
   /// std::runtime_error when K is not positive definite (a quasistatic body held by nothing).
   PdSimulation(const PdScene& scene, PdOptions options);
   ~PdSimulation();
   PdSimulation(PdSimulation&&) noexcept;
   PdSimulation& operator=(PdSimulation&&) noexcept;
 
-  /// Advances one frame: bones move to frame()+1, then outer × (1 + inner) iterations.
+  /// Advances one frame: bones move to frame()+1, then outer × (1 + inner) iterations. At the
+  /// scene's excision frame the excised tets (and the nodes only they used) are removed first,
+  /// the state carried over to the new numbering, K assembled, analysed and partially
+  /// factored again, and the sutures join the collision springs from then on (§5.3).
   PdFrameStats step();
 
   [[nodiscard]] int frame() const { return frame_; }
+  /// The scene simulated now: the one given, or after an excision the cut copy (new numbering).
+  [[nodiscard]] const PdScene& scene() const { return *scene_; }
   [[nodiscard]] const PdSetupStats& setup() const { return setup_; }
   [[nodiscard]] const PdModel& model() const { return *model_; }
   [[nodiscard]] std::span<const double> positions() const { return positions_; }
@@ -137,11 +144,17 @@ class PdSimulation {
   [[nodiscard]] double energy() const;
 
  private:
+  void build();
+  double excise();
+  [[nodiscard]] std::vector<SpringRow> suture_springs() const;
   void run_outer_iteration(PdFrameStats& stats);
   void write_free_solution(linalg::ConstDenseView x);
 
   PdOptions options_;
   const PdScene* scene_;
+  std::unique_ptr<PdScene> excised_scene_;  ///< the scene after its excision, owned here
+  std::vector<Suture> sutures_;             ///< active after the excision (new numbering)
+  double suture_stiffness_ = 0.0;
   std::unique_ptr<PdModel> model_;
   std::vector<Index> prone_elements_;
   std::vector<Index> safe_elements_;

@@ -36,3 +36,8 @@ cholsim_app_test(bad_tets ARGS "pd|--tets|5|--out|${CMAKE_CURRENT_BINARY_DIR}/pd
   EXPECT_EXIT 2 STDERR_REGEX "--tets 5: expected a count" STDOUT_EMPTY)
 cholsim_app_test(bad_scene ARGS "pd|--scene|knee" EXPECT_EXIT 2 STDOUT_EMPTY)
 cholsim_app_test(bad_solver ARGS "pd|--solver|lu" EXPECT_EXIT 2 STDOUT_EMPTY)
+
+# The surgery scene cuts its mesh at frame 10: the run goes on with fewer tets, analysed and
+# factored anew, the sutures among the springs, and health checks on the cut body.
+cholsim_app_test(surgery_excision ARGS "pd|--scene|surgery|--tets|20k|--frames|11|--out|${CMAKE_CURRENT_BINARY_DIR}/pd_surgery"
+  STDOUT_REGEX "scene: +surgery.*health: +ok" STDERR_REGEX "excision: [0-9,]+ tets remain; K assembled, analysed and factored again.*frame 11/11")

@@ -7,11 +7,13 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <limits>
 #include <map>
 #include <numbers>
 #include <set>
 #include <utility>
+#include <variant>
 
 #include "fem/mesh/procedural_meshes.hpp"
 #include "fem/mesh/test_mesh_io_helpers.hpp"
@@ -137,6 +139,9 @@ struct SceneCase {
   Index target_tets;
   double min_prone_fraction;  ///< band around seed 004's N_c / nodes
   double max_prone_fraction;
+  std::size_t bones;          ///< elbow and lips are driven by two bones, the surgery by none
+  /// §5.1–5.2 collide only with themselves, §5.3 only with the rigid teeth.
+  bool self_contact;
 };
 
 void PrintTo(const SceneCase& scene, std::ostream* out) { *out << scene.name << "@" << scene.target_tets; }
@@ -149,6 +154,10 @@ const PdScene& cached_scene(const std::string& name, Index target_tets) {
   if (found == scenes.end()) found = scenes.emplace(key, make_pd_scene(name, target_tets)).first;
   return found->second;
 }
+
+/// The surgery's first 2·sutures proxies mark its suture points' tets collision-prone (checked
+/// by SurgeryPdSceneTest); the rest, in every scene, sit on the surface.
+std::size_t suture_proxy_count(const PdScene& scene) { return 2 * scene.excision.sutures.size(); }
 
 class PdSceneTest : public ::testing::TestWithParam<SceneCase> {
  protected:
@@ -205,7 +214,8 @@ TEST_P(PdSceneTest, ProxiesSitOnBoundaryFaceCentroids) {
     std::sort(face.begin(), face.end());
     boundary.insert(face);
   }
-  for (std::size_t p = 0; p < s.proxies.size(); ++p) {
+  ASSERT_GT(s.proxies.size(), suture_proxy_count(s));
+  for (std::size_t p = suture_proxy_count(s); p < s.proxies.size(); ++p) {
     const EmbeddedPoint& proxy = s.proxies[p];
     expect_barycentric(proxy, s.mesh.tet_count(), "proxy", p);
     std::vector<Index> face;
@@ -225,7 +235,7 @@ TEST_P(PdSceneTest, ProxiesSitOnBoundaryFaceCentroids) {
 
 TEST_P(PdSceneTest, BonesStartAtRestAndAllHoldTheFlesh) {
   const PdScene& s = scene();
-  ASSERT_GE(s.bones.size(), 2u);
+  ASSERT_EQ(s.bones.size(), GetParam().bones);
   std::vector<int> attachments_per_bone(s.bones.size(), 0);
   for (const BoneAttachment& attachment : s.attachments) {
     ASSERT_GE(attachment.bone, 0);
@@ -239,14 +249,16 @@ TEST_P(PdSceneTest, BonesStartAtRestAndAllHoldTheFlesh) {
   }
   EXPECT_GT(s.attachment_stiffness, 0.0);
   EXPECT_GT(s.proxy_stiffness, s.attachment_stiffness);
-  EXPECT_TRUE(s.self_contact);
-  EXPECT_TRUE(s.obstacles.empty());
+  EXPECT_EQ(s.self_contact, GetParam().self_contact);
+  EXPECT_EQ(s.obstacles.empty(), GetParam().self_contact);
 }
 
 INSTANTIATE_TEST_SUITE_P(Scenes, PdSceneTest,
-                         ::testing::Values(SceneCase{"elbow", 20'000, 0.025, 0.05},
-                                           SceneCase{"lips", 20'000, 0.01, 0.025},
-                                           SceneCase{"elbow", 100'000, 0.025, 0.05}),
+                         ::testing::Values(SceneCase{"elbow", 20'000, 0.025, 0.05, 2, true},
+                                           SceneCase{"lips", 20'000, 0.01, 0.025, 2, true},
+                                           SceneCase{"elbow", 100'000, 0.025, 0.05, 2, true},
+                                           SceneCase{"surgery", 20'000, 0.01, 0.025, 0, false},
+                                           SceneCase{"surgery", 100'000, 0.01, 0.025, 0, false}),
                          [](const auto& info) {
                            return std::string(info.param.name) + "_" + std::to_string(info.param.target_tets);
                          });
@@ -336,16 +348,209 @@ TEST(LipsPdScene, BackFaceIsFixedAndOnlyIt) {
   for (const Index node : scene.fixed_nodes) EXPECT_EQ(position(scene.mesh, node).z, back);
 }
 
+// ---------------------------------------------------------------------------------------------
+// Surgery (seed 004 §5.3): a cleft upper lip on the teeth, excised and sutured
+
+class SurgeryPdSceneTest : public ::testing::TestWithParam<Index> {
+ protected:
+  const PdScene& scene() const { return cached_scene("surgery", GetParam()); }
+  double cell() const { return cell_size_of(scene().mesh); }
+
+  /// Per rest tet: whether the excision removes it.
+  std::vector<bool> excised() const {
+    std::vector<bool> flags(std::size_t(scene().mesh.tet_count()), false);
+    for (const Index tet : scene().excision.tets) flags[std::size_t(tet)] = true;
+    return flags;
+  }
+};
+
+Vec3 tet_centroid(const TetMesh& mesh, Index tet) {
+  Vec3 sum;
+  for (std::size_t c = 0; c < 4; ++c) sum += position(mesh, mesh.tets[4 * std::size_t(tet) + c]) / 4.0;
+  return sum;
+}
+
+TEST_P(SurgeryPdSceneTest, IsASoftStrainLimitedLipOnRigidTeeth) {
+  const PdScene& s = scene();
+  EXPECT_EQ(s.shear_modulus, 1.0e4);
+  EXPECT_EQ(s.strain_limit.lower_stretch, 0.9);
+  EXPECT_EQ(s.strain_limit.upper_stretch, 1.1);
+  EXPECT_EQ(s.strain_limit.stiffness_ratio, 10.0);
+  EXPECT_TRUE(s.bones.empty());
+  EXPECT_TRUE(s.attachments.empty());
+  EXPECT_FALSE(s.self_contact);
+  ASSERT_EQ(s.obstacles.size(), 1u);
+  ASSERT_TRUE(std::holds_alternative<HalfTorus>(s.obstacles[0]));
+  const auto& teeth = std::get<HalfTorus>(s.obstacles[0]);
+  EXPECT_NEAR(teeth.tube_radius, 0.008, 1e-12);
+  EXPECT_NEAR(teeth.arch_radius, 0.03, 1e-12);
+  EXPECT_EQ(s.excision.frame, 10);
+  EXPECT_EQ(s.default_frames, 40);
+  const double mu_h = s.shear_modulus * cell();
+  EXPECT_NEAR(s.proxy_stiffness, 200.0 * mu_h, 1e-9 * mu_h);
+  EXPECT_NEAR(s.excision.suture_stiffness, 500.0 * mu_h, 1e-9 * mu_h);
+  // The lip's middle lies in front of the arch's middle (+z), wrapped around it.
+  const std::array<double, 6> box = bounding_box(s.mesh.positions);
+  EXPECT_GT(box[5], teeth.arch_radius + teeth.tube_radius);
+  EXPECT_LT(box[3] - box[0], 0.11);
+  EXPECT_GT(box[3] - box[0], 2.0 * (teeth.arch_radius + teeth.tube_radius));
+}
+
+TEST_P(SurgeryPdSceneTest, FaceProxiesRestOnTheTeethAndSomePressIntoThem) {
+  // Suture proxies (the first 2·sutures) lie deep in the lip and are checked below; the others
+  // are on the lip's inner surface next to the teeth, overlapping them where the lip presses.
+  const PdScene& s = scene();
+  const double h = cell();
+  int penetrating = 0;
+  int left = 0;
+  int right = 0;
+  const std::size_t first = suture_proxy_count(s);
+  ASSERT_GT(s.proxies.size(), first + 10);
+  for (std::size_t p = first; p < s.proxies.size(); ++p) {
+    const Vec3 x = embedded_position(s.mesh, s.proxies[p]);
+    const double distance = nearest_obstacle(s.obstacles, x, 0.0).distance;
+    EXPECT_LT(distance, 2.0 * h) << "proxy " << p << " is far from the teeth";
+    EXPECT_GT(distance, -2.0 * h) << "proxy " << p << " is deep inside the teeth";
+    penetrating += distance < 0.0;
+    left += x.x < 0.0;
+    right += x.x > 0.0;
+  }
+  EXPECT_GT(penetrating, 5);
+  // Beside the cleft: on both of its sides, near the middle of the lip.
+  const double face_proxies = double(s.proxies.size() - first);
+  EXPECT_GT(left, 0.3 * face_proxies);
+  EXPECT_GT(right, 0.3 * face_proxies);
+}
+
+TEST_P(SurgeryPdSceneTest, ExcisionIsAThinBandBesideTheCleftAndLeavesAValidMesh) {
+  const PdScene& s = scene();
+  const std::vector<Index>& tets = s.excision.tets;
+  ASSERT_FALSE(tets.empty());
+  EXPECT_GE(tets.front(), 0);
+  EXPECT_LT(tets.back(), s.mesh.tet_count());
+  EXPECT_TRUE(std::adjacent_find(tets.begin(), tets.end(), std::greater_equal<>()) == tets.end())
+      << "excised tets must be strictly increasing";
+  const double fraction = double(tets.size()) / double(s.mesh.tet_count());
+  EXPECT_GE(fraction, 0.03);
+  EXPECT_LE(fraction, 0.10);
+  // Both sides of the cleft, in its lower part, within a couple of cm of the middle.
+  const std::array<double, 6> box = bounding_box(s.mesh.positions);
+  std::size_t left = 0;
+  for (const Index tet : tets) {
+    const Vec3 c = tet_centroid(s.mesh, tet);
+    left += c.x < 0.0;
+    EXPECT_LT(std::abs(c.x), 0.015);
+    EXPECT_LT(c.y, box[1] + 0.75 * (box[4] - box[1]));
+  }
+  EXPECT_GT(left, 0.4 * double(tets.size()));
+  EXPECT_LT(left, 0.6 * double(tets.size()));
+  // What remains is still a valid, closed mesh: the excision cuts whole cells.
+  const std::vector<bool> gone = excised();
+  TetMesh cut;
+  cut.positions = s.mesh.positions;
+  for (Index tet = 0; tet < s.mesh.tet_count(); ++tet) {
+    if (gone[std::size_t(tet)]) continue;
+    for (std::size_t c = 0; c < 4; ++c) cut.tets.push_back(s.mesh.tets[4 * std::size_t(tet) + c]);
+  }
+  cut = remove_unused_nodes(cut);
+  EXPECT_EQ(validate_tet_mesh(cut, "surgery after excision").unused_nodes, 0);
+  EXPECT_TRUE(test::is_closed_and_oriented(boundary_surface(cut)));
+}
+
+TEST_P(SurgeryPdSceneTest, SutureAndProxyTetsSurviveAndSutureTetsAreCollisionProne) {
+  const PdScene& s = scene();
+  const std::vector<bool> gone = excised();
+  std::set<Index> proxy_tets;
+  for (std::size_t p = 0; p < s.proxies.size(); ++p) {
+    EXPECT_FALSE(gone[std::size_t(s.proxies[p].tet)]) << "proxy " << p << " is excised";
+    proxy_tets.insert(s.proxies[p].tet);
+  }
+  const std::vector<Suture>& sutures = s.excision.sutures;
+  ASSERT_LE(2 * sutures.size(), s.proxies.size());
+  for (std::size_t i = 0; i < sutures.size(); ++i) {
+    for (const EmbeddedPoint* end : {&sutures[i].first, &sutures[i].second}) {
+      expect_barycentric(*end, s.mesh.tet_count(), "suture", i);
+      EXPECT_FALSE(gone[std::size_t(end->tet)]) << "suture " << i << " is excised";
+      EXPECT_TRUE(proxy_tets.count(end->tet)) << "suture " << i << " is not in a collision-prone tet";
+    }
+    // The documented order: the suture points are proxies 2i and 2i + 1.
+    EXPECT_EQ(s.proxies[2 * i].tet, sutures[i].first.tet);
+    EXPECT_EQ(s.proxies[2 * i].weights, sutures[i].first.weights);
+    EXPECT_EQ(s.proxies[2 * i + 1].tet, sutures[i].second.tet);
+    EXPECT_EQ(s.proxies[2 * i + 1].weights, sutures[i].second.weights);
+  }
+}
+
+TEST_P(SurgeryPdSceneTest, SuturesFaceEachOtherAcrossTheWidenedCleft) {
+  const PdScene& s = scene();
+  const std::vector<Suture>& sutures = s.excision.sutures;
+  ASSERT_GE(sutures.size(), 10u);
+  ASSERT_LE(sutures.size(), 30u);
+  double excised_low = std::numeric_limits<double>::infinity();
+  double excised_high = -excised_low;
+  double excised_top = -excised_low;
+  for (const Index tet : s.excision.tets) {
+    const Vec3 c = tet_centroid(s.mesh, tet);
+    excised_low = std::min(excised_low, c.x);
+    excised_high = std::max(excised_high, c.x);
+    excised_top = std::max(excised_top, c.y);
+  }
+  std::set<double> heights;  // distinct levels, in tenths of a millimetre
+  std::set<double> depths;
+  for (std::size_t i = 0; i < sutures.size(); ++i) {
+    const Vec3 a = embedded_position(s.mesh, sutures[i].first);
+    const Vec3 b = embedded_position(s.mesh, sutures[i].second);
+    // Opposite sides, beyond the excised band, level with each other.
+    EXPECT_LT(a.x, excised_low) << "suture " << i;
+    EXPECT_GT(b.x, excised_high) << "suture " << i;
+    EXPECT_NEAR(a.y, b.y, 1e-12) << "suture " << i;
+    EXPECT_NEAR(a.z, b.z, 1e-12) << "suture " << i;
+    EXPECT_LT(a.y, excised_top) << "suture " << i << " is above the cleft";
+    // Rounded to 0.1 mm so that rounding in the embedding cannot make up extra levels.
+    heights.insert(std::round(a.y * 1e4));
+    depths.insert(std::round(std::hypot(a.x, a.z) * 1e4));
+  }
+  EXPECT_GE(heights.size(), 3u);
+  EXPECT_GE(depths.size(), 2u);
+}
+
+TEST_P(SurgeryPdSceneTest, TopEdgeAndBothEndsAreFixedAndOnlyThem) {
+  const PdScene& s = scene();
+  const std::array<double, 6> box = bounding_box(s.mesh.positions);
+  const double top = box[4];
+  const double ends = box[2];
+  std::set<Index> fixed(s.fixed_nodes.begin(), s.fixed_nodes.end());
+  EXPECT_EQ(fixed.size(), s.fixed_nodes.size()) << "fixed nodes repeat";
+  int left_end = 0;
+  int right_end = 0;
+  for (Index node = 0; node < s.mesh.node_count(); ++node) {
+    const Vec3 x = position(s.mesh, node);
+    const bool boundary = x.y == top || x.z == ends;
+    EXPECT_EQ(fixed.count(node) == 1, boundary) << "node " << node << " at (" << x.x << ", " << x.y << ", " << x.z << ")";
+    left_end += x.z == ends && x.x < 0.0;
+    right_end += x.z == ends && x.x > 0.0;
+  }
+  EXPECT_GT(left_end, 10);
+  EXPECT_GT(right_end, 10);
+}
+
+INSTANTIATE_TEST_SUITE_P(Sizes, SurgeryPdSceneTest, ::testing::Values(Index{20'000}, Index{100'000}),
+                         [](const auto& info) { return std::to_string(info.param); });
+
 TEST(PdSceneRegistry, NamesBuildAndUnknownNamesAreListed) {
-  EXPECT_EQ(pd_scene_names(), (std::vector<std::string>{"elbow", "lips"}));
+  EXPECT_EQ(pd_scene_names(), (std::vector<std::string>{"elbow", "lips", "surgery"}));
   EXPECT_EQ(make_pd_scene("lips", 20'000).mesh.tets, cached_scene("lips", 20'000).mesh.tets);
+  const PdScene surgery = make_pd_scene("surgery", 20'000);
+  EXPECT_EQ(surgery.name, "surgery");
+  EXPECT_EQ(surgery.mesh.tets, make_surgery_scene(20'000).mesh.tets);
   try {
     (void)make_pd_scene("knee", 20'000);
     FAIL() << "an unknown scene must throw";
   } catch (const std::invalid_argument& error) {
-    EXPECT_NE(std::string(error.what()).find("elbow, lips"), std::string::npos) << error.what();
+    EXPECT_NE(std::string(error.what()).find("elbow, lips, surgery"), std::string::npos) << error.what();
   }
   EXPECT_THROW((void)make_pd_scene("elbow", 100), std::invalid_argument);
+  EXPECT_THROW((void)make_pd_scene("surgery", 100), std::invalid_argument);
 }
 
 TEST(RestTetLocatorPdScene, FindsContainingTetOrNothing) {

@@ -302,6 +302,110 @@ TEST(ProjectiveDynamics, ConvergedProxiesPenetrateOnlyByThePenaltyDepth) {
   EXPECT_GT(lowest, kDepth - 0.01 * edge);
 }
 
+// §5.3's biphasic material: a bar held at x = 0 and pulled by a bone 2 cm away through soft
+// springs (together about as stiff as the bar, so the material decides the stretch) stretches
+// less once the strain limit's stiff phase starts at 5 %.
+TEST(ProjectiveDynamics, BiphasicStrainLimitsResistStretchingBeyondTheUpperLimit) {
+  const auto largest_stretch = [](double stiffness_ratio) {
+    PdScene scene;
+    scene.mesh = make_box_mesh(0.1, 0.02, 0.02, 10);
+    scene.shear_modulus = 1e4;
+    scene.strain_limit = {0.95, 1.05, stiffness_ratio};
+    // A pivot 100 m below: turning by 2e-4 rad moves the bar's end 2 cm along +x.
+    scene.bones.push_back({"puller", {0.05, -100.0, 0.0}, {0.0, 0.0, 1.0}, -0.2 * 180.0 / 3.14159265358979 * 1e-3 / 20.0,
+                           0.2 * 180.0 / 3.14159265358979 * 1e-3});
+    scene.attachment_stiffness = 5.0;
+    for (Index tet = 0; tet < scene.mesh.tet_count(); ++tet) {
+      const auto points = scene.mesh.tet_points(tet);
+      bool far_end = true;
+      for (const auto& point : points) far_end = far_end && point[0] > 0.1 - 1e-9 - 0.01;
+      if (!far_end) continue;
+      Vec3 centroid;
+      for (const auto& point : points) centroid += 0.25 * Vec3{point[0], point[1], point[2]};
+      scene.attachments.push_back({0, {tet, {0.25, 0.25, 0.25, 0.25}}, centroid});
+    }
+    for (Index node = 0; node < scene.mesh.node_count(); ++node) {
+      if (scene.mesh.positions[static_cast<std::size_t>(3 * node)] < 1e-9) scene.fixed_nodes.push_back(node);
+    }
+    PdOptions options;
+    options.outer_iterations = 5;
+    PdSimulation simulation(scene, options);
+    for (int frame = 0; frame < 30; ++frame) simulation.step();
+    double largest = 0.0;
+    for (Index e = 0; e < simulation.model().element_count(); ++e) {
+      largest = std::max(largest, simulation.model().strain_measure(simulation.positions(), e));
+    }
+    return largest;
+  };
+  const double free_stretch = largest_stretch(0.0);
+  const double limited_stretch = largest_stretch(20.0);
+  EXPECT_GT(free_stretch, 0.07);
+  EXPECT_LT(limited_stretch, 0.6 * free_stretch);
+  EXPECT_GT(limited_stretch, 0.04);  // the soft phase still stretches up to the limit
+}
+
+// §5.3's excision: a slab of tets cut out of the block at frame 2 (topology changes, K is
+// analysed and factored again), sutures across the gap pulling its sides together; the Schur
+// path and a full sparse solve still follow the same trajectory afterwards.
+TEST(ProjectiveDynamics, ExcisionRenumbersTheStateAndSuturesCloseTheGap) {
+  PdScene scene = block_on_ground(8);
+  scene.excision.frame = 2;
+  scene.excision.suture_stiffness = 1e5;
+  std::vector<std::pair<Index, Vec3>> left, right;
+  for (Index tet = 0; tet < scene.mesh.tet_count(); ++tet) {
+    Vec3 centroid;
+    for (const auto& point : scene.mesh.tet_points(tet)) centroid += 0.25 * Vec3{point[0], point[1], point[2]};
+    if (centroid.x > 0.0375 && centroid.x < 0.0625) scene.excision.tets.push_back(tet);
+    else if (centroid.x > 0.025 && centroid.x < 0.0375 && centroid.z < 0.025) left.emplace_back(tet, centroid);
+    else if (centroid.x > 0.0625 && centroid.x < 0.075 && centroid.z < 0.025) right.emplace_back(tet, centroid);
+  }
+  ASSERT_FALSE(left.empty());
+  for (std::size_t i = 0; i < left.size(); i += 7) {
+    const auto partner = std::min_element(right.begin(), right.end(), [&](const auto& a, const auto& b) {
+      return std::hypot(a.second.y - left[i].second.y, a.second.z - left[i].second.z) <
+             std::hypot(b.second.y - left[i].second.y, b.second.z - left[i].second.z);
+    });
+    scene.excision.sutures.push_back({{left[i].first, {0.25, 0.25, 0.25, 0.25}}, {partner->first, {0.25, 0.25, 0.25, 0.25}}});
+  }
+  PdOptions options;
+  options.model.threads = 1;
+  PdSimulation schur(scene, options);
+  options.solver = PdSolver::full;
+  PdSimulation full(scene, options);
+  const Index nodes_before = scene.mesh.node_count();
+  schur.step();
+  full.step();
+  const PdFrameStats cut = schur.step();
+  full.step();
+  EXPECT_TRUE(cut.excised);
+  EXPECT_GT(cut.excision_seconds, 0.0);
+  const PdScene& after = schur.scene();
+  EXPECT_EQ(after.mesh.tet_count(), scene.mesh.tet_count() - static_cast<Index>(scene.excision.tets.size()));
+  EXPECT_LT(after.mesh.node_count(), nodes_before);
+  EXPECT_EQ(schur.positions().size(), 3 * static_cast<std::size_t>(after.mesh.node_count()));
+  const auto gap = [&](const PdSimulation& simulation) {
+    double widest = 0.0;
+    for (const SpringRow& spring : simulation.collision_springs()) {
+      if (spring.terms == 8) widest = std::max(widest, linalg::norm(spring.evaluate(simulation.positions())));
+    }
+    return widest;
+  };
+  const double first_gap = gap(schur);
+  for (int frame = 0; frame < 6; ++frame) {
+    schur.step();
+    full.step();
+  }
+  EXPECT_GT(first_gap, 0.0);
+  EXPECT_LT(gap(schur), 0.5 * 0.025);  // the rest gap between suture ends is about 2.5 cm
+  EXPECT_LE(max_difference(schur.positions(), full.positions()), 1e-10 * 0.1);
+  // An excision that would cut a suture is refused.
+  PdScene bad = scene;
+  bad.excision.tets.push_back(bad.excision.sutures.front().first.tet);
+  PdSimulation refused(bad, {});
+  refused.step();
+  EXPECT_THROW(refused.step(), std::invalid_argument);
+}
+
 TEST(ProjectiveDynamics, RotationsAreProperForInvertedElements) {
   PdScene scene = block_on_ground(2);
   PdModel model(scene, {});
