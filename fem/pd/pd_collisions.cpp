@@ -78,6 +78,14 @@ std::optional<SpringRow> PdCollisionDetector::self_contact_spring(std::size_t pr
   const DistanceSample sample = rest_field_->sample(rest_point);
   if (sample.distance >= 0.0) return std::nullopt;
   const Vec3 surface = rest_field_->project_to_surface(rest_point);
+  // A surface point next to the proxy's own rest position is its own surface, folded or
+  // squashed onto itself, not another part of the body: pulling the two together would crumple
+  // the flesh around the proxy.
+  const Vec3 home = embedded_position(mesh, scene_->proxies[proxy], mesh.positions);
+  if (linalg::squared_norm(surface - home) < options_.self_exclusion_edges * options_.self_exclusion_edges *
+                                                   mean_edge_length_ * mean_edge_length_) {
+    return std::nullopt;
+  }
   // Embed the surface point a hair inside, so that it has a containing rest tet.
   const Vec3 embedded_at = surface - (1e-3 * mean_edge_length_) * rest_field_->sample(surface).gradient;
   const auto partner = rest_all_->locate(embedded_at, mesh.positions);

@@ -4,8 +4,8 @@
 //  * against analytic obstacles: a proxy inside one gets a spring to the nearest point of its
 //    surface (eq. 8);
 //  * against the body itself (§5.1: "rest-pose levelset representations [McAdams 2011]"):
-//    a proxy found inside a deformed collision-prone tet that shares no vertex with its own
-//    tet is mapped to the rest shape through that tet's barycentric coordinates, projected onto
+//    a proxy found inside a deformed tet that shares no vertex with its own tet is mapped to
+//    the rest shape through that tet's barycentric coordinates, projected onto
 //    the rest boundary along the rest distance field, and the projected rest point is
 //    embedded in its own rest tet. When that tet is collision-prone too the spring is
 //    bilateral (row w_k − w′_k, target 0) so both sides move; otherwise its deformed position
@@ -28,6 +28,11 @@ class TetBvh;
 class RestDistanceField;
 
 struct PdCollisionOptions {
+  /// Self-contact ignores a proxy whose projected rest surface point lies within this many
+  /// mean edge lengths of the proxy's own rest position: that is its own surface folded onto
+  /// itself. Must stay below the narrowest gap between surfaces meant to collide (the lips'
+  /// slit is two cells).
+  double self_exclusion_edges = 1.0;
   /// Grid spacing of the rest distance field in mean edge lengths.
   double distance_field_spacing_edges = 0.5;
   int threads = 2;
