@@ -40,6 +40,7 @@ struct PdCommandOptions {
   std::string solver = "schur";
   std::string device = "cpu";
   std::string schur_update = "auto";
+  std::string schur_precision = "double";
   int frames = 0;  ///< 0: the scene's scripted motion
   std::string integrator = "quasistatic";
   double time_step = 1.0 / 30.0;
@@ -243,6 +244,8 @@ int run_pd(const PdCommandOptions& flags) {
   options.schur_update = flags.schur_update == "dense"      ? fem::PdSchurUpdate::dense
                          : flags.schur_update == "low-rank" ? fem::PdSchurUpdate::low_rank
                                                             : fem::PdSchurUpdate::automatic;
+  options.schur_precision =
+      flags.schur_precision == "double" ? factor::SchurPrecision::double_precision : factor::SchurPrecision::mixed;
   options.inner_iterations = flags.inner;
   options.outer_iterations = flags.outer;
   options.model.threads = flags.threads;
@@ -350,6 +353,11 @@ void add_pd_command(CLI::App& app, CommandAction& action) {
                       "How an inner iteration solves S + W C W^T: dense (refactor, seed 004), low-rank (Woodbury "
                       "with S^-1 computed once; CPU), auto (fewer flops)")
       ->check(CLI::IsMember({"auto", "dense", "low-rank"}))
+      ->capture_default_str();
+  command->add_option("--schur-precision", flags->schur_precision,
+                      "The dense refactorization on the CPU: double, or mixed (single-precision factor refined in double; "
+                      "falls back to double where the refinement stalls)")
+      ->check(CLI::IsMember({"mixed", "double"}))
       ->capture_default_str();
   command->add_option("--frames", flags->frames, "Frames (0: the scene's scripted motion)")
       ->check(CLI::NonNegativeNumber)

@@ -9,6 +9,9 @@
 extern "C" {
 void dpotrf_(const char* uplo, const int* n, double* a, const int* lda, int* info);
 void dpotri_(const char* uplo, const int* n, double* a, const int* lda, int* info);
+void spotrf_(const char* uplo, const int* n, float* a, const int* lda, int* info);
+void spotrs_(const char* uplo, const int* n, const int* nrhs, const float* a, const int* lda, float* b,
+             const int* ldb, int* info);
 void dpotrs_(const char* uplo, const int* n, const int* nrhs, const double* a, const int* lda,
              double* b, const int* ldb, int* info);
 }
@@ -133,6 +136,44 @@ int potrf(DenseView a) {
   dpotrf_(&uplo, &n, a.data, &lda, &info);
   require(info >= 0, "potrf", "illegal argument " + std::to_string(-info));
   return info;
+}
+
+int potrf(BasicDenseView<float> a) {
+  require(a.rows == a.cols, "spotrf", "A must be square");
+  require_leading_dimension(a, "spotrf");
+  if (a.rows == 0) return 0;
+  const char uplo = 'L';
+  const int n = a.rows;
+  const int lda = a.ld;
+  int info = 0;
+  spotrf_(&uplo, &n, a.data, &lda, &info);
+  require(info >= 0, "spotrf", "illegal argument " + std::to_string(-info));
+  return info;
+}
+
+void potrs(BasicDenseView<const float> factor, BasicDenseView<float> b) {
+  require(factor.rows == factor.cols && b.rows == factor.rows, "spotrs", "B does not match the factor");
+  require_leading_dimension(factor, "spotrs");
+  require_leading_dimension(b, "spotrs");
+  if (b.rows == 0 || b.cols == 0) return;
+  const char uplo = 'L';
+  const int n = factor.rows;
+  const int nrhs = b.cols;
+  const int lda = factor.ld;
+  const int ldb = b.ld;
+  int info = 0;
+  spotrs_(&uplo, &n, &nrhs, factor.data, &lda, b.data, &ldb, &info);
+  require(info == 0, "spotrs", "illegal argument " + std::to_string(-info));
+}
+
+void symm_lower(double alpha, ConstDenseView a, ConstDenseView b, double beta, DenseView c) {
+  require(a.rows == a.cols && b.rows == a.rows && c.rows == a.rows && c.cols == b.cols, "symm", "shapes differ");
+  require_leading_dimension(a, "symm");
+  require_leading_dimension(b, "symm");
+  require_leading_dimension(c, "symm");
+  if (c.rows == 0 || c.cols == 0) return;
+  cblas_dsymm(CblasColMajor, CblasLeft, CblasLower, c.rows, c.cols, alpha, a.data, a.ld, b.data, b.ld, beta, c.data,
+              c.ld);
 }
 
 void potri(DenseView factor) {

@@ -6,6 +6,7 @@
 #include <span>
 #include <string>
 
+#include "factor/schur/schur_system.hpp"
 #include "linalg/csc_matrix.hpp"
 #include "linalg/dense_matrix.hpp"
 
@@ -35,7 +36,8 @@ class SchurDenseBackend {
 };
 
 /// LAPACK / OpenBLAS.
-std::unique_ptr<SchurDenseBackend> make_cpu_schur_backend(linalg::ConstDenseView schur_complement);
+std::unique_ptr<SchurDenseBackend> make_cpu_schur_backend(linalg::ConstDenseView schur_complement,
+                                                          SchurPrecision precision = SchurPrecision::double_precision);
 
 /// cuSOLVER / cuBLAS on the current CUDA device, S uploaded once. Null, with `why_not`
 /// set, when this build has no cuSOLVER path or no device is present.

@@ -34,7 +34,7 @@ SchurSystem::SchurSystem(linalg::ConstDenseView schur_complement, std::span<cons
     backend_ = make_gpu_schur_backend(schur_complement, device_note_);
     if (backend_) device_ = SchurDevice::gpu;
   }
-  if (!backend_) backend_ = make_cpu_schur_backend(schur_complement);
+  if (!backend_) backend_ = make_cpu_schur_backend(schur_complement, options_.precision);
   clear_updates();
 }
 

@@ -34,12 +34,22 @@ enum class SchurDevice {
   gpu,  ///< cuSOLVER potrf / potrs, as in seed 004 §4.4; needs a CUDA build and a device
 };
 
+/// How the CPU factors S + ΔS.
+enum class SchurPrecision {
+  double_precision,  ///< dpotrf
+  /// spotrf of S + ΔS rounded to single — twice dpotrf's rate — then iterative refinement in
+  /// double against S + ΔS, to double accuracy while κ(S + ΔS)·ε_single < 1; dpotrf when the
+  /// single factor fails or the refinement stalls. The GPU path ignores it.
+  mixed,
+};
+
 struct SchurSystemOptions {
   /// Where refactor() and solve() run. When the GPU is asked for but this build has no
   /// cuSOLVER path or no device is present, the CPU is used and device_note() says why.
   SchurDevice device = SchurDevice::cpu;
   /// BLAS threads for the dense refactorization and solve; 0 keeps the current setting.
   int threads = 0;
+  SchurPrecision precision = SchurPrecision::double_precision;
 };
 
 class SchurSystem {

@@ -53,6 +53,7 @@ class SchurGlobalSolver final : public PdGlobalSolver {
     factor::SchurSystemOptions schur_options;
     schur_options.device = options.device;
     schur_options.threads = threads_;
+    schur_options.precision = options.schur_precision;
     schur_ = std::make_unique<factor::SchurSystem>(partial_->schur_complement(), partial_->schur_set(), schur_options);
     setup.device_note = schur_->device_note();
     schur_row_.assign(static_cast<std::size_t>(model.free_count()), -1);

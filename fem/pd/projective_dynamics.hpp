@@ -55,6 +55,10 @@ struct PdOptions {
   bool collisions = true;    ///< false: proxies never collide (the untangle test of Fig. 4)
   factor::SchurDevice device = factor::SchurDevice::cpu;
   PdSchurUpdate schur_update = PdSchurUpdate::automatic;
+  /// The dense route's factorization on the CPU. Double by default: on the elbow's S + ΔS
+  /// (stiff penalty springs) the single-precision factor's refinement stalls and falls back to
+  /// dpotrf, so mixed took 2× the time there (docs/benchmarks.md, issue 18).
+  factor::SchurPrecision schur_precision = factor::SchurPrecision::double_precision;
   double pcg_tolerance = 1e-8;            ///< relative residual per coordinate
   std::int64_t pcg_max_iterations = 20'000;
   PdCollisionOptions collision;

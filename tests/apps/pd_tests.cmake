@@ -2,7 +2,7 @@
 set(cholsim_app_test_group pd)
 
 cholsim_app_test(help ARGS "pd|--help"
-  STDOUT_REGEX "--scene.*--tets.*--inner.*--outer.*--solver.*--device.*--schur-update.*--frames.*--integrator.*--dt.*--out.*--threads.*--json")
+  STDOUT_REGEX "--scene.*--tets.*--inner.*--outer.*--solver.*--device.*--schur-update.*--schur-precision.*--frames.*--integrator.*--dt.*--out.*--threads.*--json")
 
 # A short run of the elbow at the smallest size: one JSON object with the partition, the
 # per-phase times and the result; a timing line per frame on stderr; frames VTK reads back
@@ -26,7 +26,7 @@ cholsim_app_test(lips_full ARGS "pd|--scene|lips|--tets|10k|--frames|2|--solver|
   STDOUT_REGEX "solver: +full.*whole polluted solve" STDERR_REGEX "frame 2/2 .*solve ")
 cholsim_app_test(lips_pcg ARGS "pd|--scene|lips|--tets|10k|--frames|1|--solver|pcg|--out|${CMAKE_CURRENT_BINARY_DIR}/pd_pcg"
   STDERR_REGEX "frame 1/1 .*CG it")
-cholsim_app_test(dense_updates ARGS "pd|--tets|10k|--frames|2|--schur-update|dense|--out|${CMAKE_CURRENT_BINARY_DIR}/pd_dense"
+cholsim_app_test(dense_updates ARGS "pd|--tets|10k|--frames|2|--schur-update|dense|--schur-precision|mixed|--out|${CMAKE_CURRENT_BINARY_DIR}/pd_dense"
   STDOUT_REGEX "inner solves by the Woodbury route: +0\n")
 cholsim_app_test(gpu_falls_back ARGS "pd|--tets|10k|--frames|1|--device|gpu|--out|${CMAKE_CURRENT_BINARY_DIR}/pd_gpu"
   STDOUT_REGEX "solver: +schur")
