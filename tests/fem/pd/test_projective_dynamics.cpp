@@ -67,6 +67,30 @@ PdScene block_on_ground(Index cells) {
   return scene;
 }
 
+// The reference global step: K + Σ k·wwᵀ assembled whole, factored and solved with every
+// element's current projection on the right (free × 3).
+linalg::DenseMatrix whole_mesh_global_step(const PdModel& model, std::span<const SpringRow> springs) {
+  linalg::Triplets triplets;
+  const linalg::CscMatrix& k = model.matrix().lower;
+  for (Index col = 0; col < k.cols; ++col) {
+    for (auto p = k.col_ptr[static_cast<std::size_t>(col)]; p < k.col_ptr[static_cast<std::size_t>(col) + 1]; ++p) {
+      triplets.add(k.row_idx[static_cast<std::size_t>(p)], col, k.values[static_cast<std::size_t>(p)]);
+    }
+  }
+  model.add_spring_triplets(springs, triplets);
+  const auto polluted = linalg::symmetric_from_triplets(model.free_count(), triplets);
+  std::vector<Index> all(static_cast<std::size_t>(model.element_count()));
+  for (Index e = 0; e < model.element_count(); ++e) all[static_cast<std::size_t>(e)] = e;
+  linalg::DenseMatrix b(model.free_count(), 3);
+  model.add_element_forces(model.incidence(all), b.view());
+  model.add_constant_forces({}, b.view());
+  model.add_spring_forces(springs, b.view());
+  factor::Factor factor(factor::analyze(polluted));
+  if (!factor.factorize(polluted).ok()) throw std::runtime_error("the polluted reference matrix is not positive definite");
+  factor.solve(b.view());
+  return b;
+}
+
 double max_difference(std::span<const double> a, std::span<const double> b) {
   double worst = 0.0;
   for (std::size_t i = 0; i < a.size(); ++i) worst = std::max(worst, std::abs(a[i] - b[i]));
@@ -196,22 +220,7 @@ TEST(ProjectiveDynamics, OneInnerIterationIsOneWholeMeshIteration) {
   PdCollisionDetector detector(scene, prone, model.mean_edge_length());
   const std::vector<SpringRow> springs = detector.detect(scene.mesh.positions);
   ASSERT_FALSE(springs.empty());
-  linalg::Triplets triplets;
-  const linalg::CscMatrix& k = model.matrix().lower;
-  for (Index col = 0; col < k.cols; ++col) {
-    for (auto p = k.col_ptr[static_cast<std::size_t>(col)]; p < k.col_ptr[static_cast<std::size_t>(col) + 1]; ++p) {
-      triplets.add(k.row_idx[static_cast<std::size_t>(p)], col, k.values[static_cast<std::size_t>(p)]);
-    }
-  }
-  model.add_spring_triplets(springs, triplets);
-  const auto polluted = linalg::symmetric_from_triplets(model.free_count(), triplets);
-  linalg::DenseMatrix b(model.free_count(), 3);
-  model.add_element_forces(model.incidence(all), b.view());
-  model.add_constant_forces({}, b.view());
-  model.add_spring_forces(springs, b.view());
-  factor::Factor factor(factor::analyze(polluted));
-  ASSERT_TRUE(factor.factorize(polluted).ok());
-  factor.solve(b.view());
+  const linalg::DenseMatrix b = whole_mesh_global_step(model, springs);
 
   simulation.step();
   double worst = 0.0;
@@ -251,22 +260,7 @@ TEST(ProjectiveDynamics, EnergyNeverIncreasesAcrossLocalDetectionAndGlobalSteps)
     springs = detector.detect(x);
     const double after_detection = model.energy(x, springs, {});
     EXPECT_LE(after_detection, after_local * (1.0 + 1e-12)) << "detection, iteration " << iteration;
-    linalg::Triplets triplets;
-    const linalg::CscMatrix& k = model.matrix().lower;
-    for (Index col = 0; col < k.cols; ++col) {
-      for (auto p = k.col_ptr[static_cast<std::size_t>(col)]; p < k.col_ptr[static_cast<std::size_t>(col) + 1]; ++p) {
-        triplets.add(k.row_idx[static_cast<std::size_t>(p)], col, k.values[static_cast<std::size_t>(p)]);
-      }
-    }
-    model.add_spring_triplets(springs, triplets);
-    const auto polluted = linalg::symmetric_from_triplets(model.free_count(), triplets);
-    linalg::DenseMatrix b(model.free_count(), 3);
-    model.add_element_forces(model.incidence(all), b.view());
-    model.add_constant_forces({}, b.view());
-    model.add_spring_forces(springs, b.view());
-    factor::Factor factor(factor::analyze(polluted));
-    ASSERT_TRUE(factor.factorize(polluted).ok());
-    factor.solve(b.view());
+    const linalg::DenseMatrix b = whole_mesh_global_step(model, springs);
     for (Index i = 0; i < model.free_count(); ++i) {
       const Index node = model.free_nodes()[static_cast<std::size_t>(i)];
       for (Index c = 0; c < 3; ++c) x[static_cast<std::size_t>(3 * node + c)] = b(i, c);
