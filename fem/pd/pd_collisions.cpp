@@ -53,7 +53,8 @@ PdCollisionDetector& PdCollisionDetector::operator=(PdCollisionDetector&&) noexc
 
 std::optional<SpringRow> PdCollisionDetector::self_contact_spring(std::size_t proxy, const Vec3& point,
                                                                   std::span<const double> positions,
-                                                                  double* depth) const {
+                                                                  PdDetectionScope scope, double* depth,
+                                                                  bool* deep) const {
   const TetMesh& mesh = scene_->mesh;
   // A surface proxy always lies in its own tet and, to rounding, in the tets around it:
   // those that share a vertex with its tet are its own neighbourhood, not a contact.
@@ -67,7 +68,10 @@ std::optional<SpringRow> PdCollisionDetector::self_contact_spring(std::size_t pr
   auto inside = deformed_prone_->locate(point, positions, skip_own_neighbourhood);
   // Deeper than the collision-prone layer (a body bent with collisions off, Fig. 4): the
   // proxy sits in a collision-safe tet, at the positions of the last outer iteration.
-  if (!inside) inside = deformed_safe_->locate(point, safe_positions_, skip_own_neighbourhood);
+  if (!inside && scope == PdDetectionScope::all) {
+    inside = deformed_safe_->locate(point, safe_positions_, skip_own_neighbourhood);
+    *deep = inside.has_value();
+  }
   if (!inside) return std::nullopt;
   // The rest point the proxy sits at, its depth below the rest surface, and the surface
   // point it is pushed to (McAdams et al. 2011's rest-pose level set).
@@ -104,7 +108,7 @@ std::optional<SpringRow> PdCollisionDetector::self_contact_spring(std::size_t pr
 }
 
 std::vector<SpringRow> PdCollisionDetector::detect(std::span<const double> positions, PdDetectionStats* stats,
-                                                   std::span<double> depths) {
+                                                   std::span<double> depths, PdDetectionScope scope) {
   const TetMesh& mesh = scene_->mesh;
   const auto proxies = static_cast<Index>(scene_->proxies.size());
   if (deformed_prone_) deformed_prone_->refit(positions);
@@ -113,6 +117,8 @@ std::vector<SpringRow> PdCollisionDetector::detect(std::span<const double> posit
   std::vector<std::optional<SpringRow>> found(static_cast<std::size_t>(proxies));
   std::vector<double> depth(static_cast<std::size_t>(proxies), 0.0);
   std::vector<char> against_obstacle(static_cast<std::size_t>(proxies), 0);
+  deep_springs_.resize(static_cast<std::size_t>(proxies));
+  deep_depths_.resize(static_cast<std::size_t>(proxies), 0.0);
   linalg::parallel_chunks(proxies, options_.threads, [&](Index begin, Index end) {
     for (Index p = begin; p < end; ++p) {
       const auto k = static_cast<std::size_t>(p);
@@ -126,7 +132,15 @@ std::vector<SpringRow> PdCollisionDetector::detect(std::span<const double> posit
         depth[k] = -near.distance;
         against_obstacle[k] = 1;
       } else if (deformed_prone_) {
-        found[k] = self_contact_spring(k, point, positions, &depth[k]);
+        bool found_deep = false;
+        found[k] = self_contact_spring(k, point, positions, scope, &depth[k], &found_deep);
+        if (scope == PdDetectionScope::all) {
+          deep_springs_[k] = found_deep ? found[k] : std::nullopt;
+          deep_depths_[k] = found_deep ? depth[k] : 0.0;
+        } else if (!found[k] && deep_springs_[k]) {
+          found[k] = deep_springs_[k];
+          depth[k] = deep_depths_[k];
+        }
       }
     }
   });

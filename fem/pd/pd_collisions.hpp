@@ -45,6 +45,12 @@ struct PdDetectionStats {
   double deepest_penetration = 0.0;  ///< largest depth found, m
 };
 
+/// Which tets a detection searches for self-contact.
+enum class PdDetectionScope {
+  all,         ///< collision-prone, then collision-safe
+  prone_only,  ///< collision-prone; deep contacts of the last full detection kept
+};
+
 class PdCollisionDetector {
  public:
   /// `prone_elements`: the collision-prone tets E_c (tets holding a proxy, §4.2).
@@ -54,19 +60,25 @@ class PdCollisionDetector {
   PdCollisionDetector(PdCollisionDetector&&) noexcept;
   PdCollisionDetector& operator=(PdCollisionDetector&&) noexcept;
 
-  /// The springs of the proxies that penetrate at `positions` (3 per node), stiffness the
-  /// scene's proxy_stiffness. `depths` (size proxies, optional) receives each proxy's depth (0
-  /// when free).
   /// Refits the collision-safe tets' BVH to `positions`: call once x_s has changed (after a
   /// backward substitution); detect() reads the collision-safe tets at these positions.
   void update_safe_positions(std::span<const double> positions);
 
+  /// The springs of the proxies that penetrate at `positions` (3 per node), stiffness the
+  /// scene's proxy_stiffness. `depths` (size proxies, optional) receives each proxy's depth (0
+  /// when free). With `scope` = prone_only the collision-safe tets are not searched: a proxy
+  /// found among them by the last full detection keeps that detection's spring. Algorithm 1's
+  /// later inner iterations use it, because there x_s is eliminated, not fixed — the positions
+  /// the collision-safe BVH holds are those of the outer iteration's start, and contacts found
+  /// against them would move with every inner iteration (on the elbow untangling, J = 5 then
+  /// needed 79 outer iterations against J = 1's 24).
   std::vector<SpringRow> detect(std::span<const double> positions, PdDetectionStats* stats = nullptr,
-                                std::span<double> depths = {});
+                                std::span<double> depths = {}, PdDetectionScope scope = PdDetectionScope::all);
 
  private:
   std::optional<SpringRow> self_contact_spring(std::size_t proxy, const Vec3& point,
-                                               std::span<const double> positions, double* depth) const;
+                                               std::span<const double> positions, PdDetectionScope scope,
+                                               double* depth, bool* deep) const;
 
   const PdScene* scene_;
   PdCollisionOptions options_;
@@ -75,6 +87,8 @@ class PdCollisionDetector {
   std::unique_ptr<TetBvh> deformed_prone_;  ///< E_c at the current positions, refit per detection
   std::unique_ptr<TetBvh> deformed_safe_;   ///< E_s at safe_positions_
   std::vector<double> safe_positions_;      ///< positions of the last update_safe_positions
+  std::vector<std::optional<SpringRow>> deep_springs_;  ///< per proxy: found among E_s at the last full detection
+  std::vector<double> deep_depths_;
   std::unique_ptr<TetBvh> rest_all_;        ///< every tet at rest: embeds projected rest points
   std::unique_ptr<RestDistanceField> rest_field_;
 };

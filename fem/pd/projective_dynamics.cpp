@@ -256,7 +256,9 @@ void PdSimulation::run_outer_iteration(PdFrameStats& stats) {
   for (int j = 0; j < options_.inner_iterations; ++j) {
     start = Clock::now();
     if (options_.collisions) {
-      collision_springs_ = detector_->detect(positions_, &stats.detection, proxy_depths_);
+      // The first inner iteration sees x_s as it is; the later ones keep its deep contacts.
+      collision_springs_ = detector_->detect(positions_, &stats.detection, proxy_depths_,
+                                             j == 0 ? PdDetectionScope::all : PdDetectionScope::prone_only);
     } else {
       collision_springs_.clear();
       std::fill(proxy_depths_.begin(), proxy_depths_.end(), 0.0);
