@@ -85,9 +85,11 @@ class ChunkErrors {
 /// or fewer than kMinParallelIterations iterations, is one call body(0, count) on the calling
 /// thread. Every chunk runs even when some throw; then the exception of the lowest-numbered
 /// chunk that threw is rethrown.
+/// `min_parallel_iterations` lowers the threshold for loops whose iterations are long (a
+/// collision query costs microseconds, an element's rotation tens of nanoseconds).
 template <typename Body>
-void parallel_chunks(Index count, int threads, Body&& body) {
-  const int workers = count < kMinParallelIterations ? 1 : resolve_thread_count(threads);
+void parallel_chunks(Index count, int threads, Body&& body, Index min_parallel_iterations = kMinParallelIterations) {
+  const int workers = count < min_parallel_iterations ? 1 : resolve_thread_count(threads);
   if (workers <= 1) {
     body(Index{0}, count);
     return;

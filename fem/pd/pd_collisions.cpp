@@ -119,6 +119,9 @@ std::vector<SpringRow> PdCollisionDetector::detect(std::span<const double> posit
   std::vector<char> against_obstacle(static_cast<std::size_t>(proxies), 0);
   deep_springs_.resize(static_cast<std::size_t>(proxies));
   deep_depths_.resize(static_cast<std::size_t>(proxies), 0.0);
+  // A query walks two BVHs and may project onto the rest surface: microseconds, so even a
+  // few hundred proxies are worth both threads.
+  constexpr Index kMinParallelProxies = 64;
   linalg::parallel_chunks(proxies, options_.threads, [&](Index begin, Index end) {
     for (Index p = begin; p < end; ++p) {
       const auto k = static_cast<std::size_t>(p);
@@ -143,7 +146,7 @@ std::vector<SpringRow> PdCollisionDetector::detect(std::span<const double> posit
         }
       }
     }
-  });
+  }, kMinParallelProxies);
   std::vector<SpringRow> springs;
   PdDetectionStats counts;
   for (Index p = 0; p < proxies; ++p) {
