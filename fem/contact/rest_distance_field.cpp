@@ -150,7 +150,11 @@ struct NearestSurfacePoint {
 std::size_t compute_narrow_band(const Grid& grid, const std::vector<Triangle>& triangles, double band,
                                 std::vector<double>& squared_distances, std::vector<NearestSurfacePoint>& nearest) {
   for (std::size_t triangle = 0; triangle < triangles.size(); ++triangle) {
-    const auto& [a, b, c] = triangles[triangle];
+    // Named references, not a structured binding: the lambda below uses them, and Clang 14
+    // (the fuzzing and sanitizer builds) cannot capture structured bindings.
+    const Vec3& a = triangles[triangle].a;
+    const Vec3& b = triangles[triangle].b;
+    const Vec3& c = triangles[triangle].c;
     const Vec3 lower{std::min({a.x, b.x, c.x}), std::min({a.y, b.y, c.y}), std::min({a.z, b.z, c.z})};
     const Vec3 upper{std::max({a.x, b.x, c.x}), std::max({a.y, b.y, c.y}), std::max({a.z, b.z, c.z})};
     grid.for_each_sample_in(grid.samples_near(lower, upper, band), [&](Index i, Index j, Index k) {
