@@ -125,36 +125,30 @@ void trsv(Transpose trans, Diagonal diag, ConstDenseView lower, double* x, Index
               x, increment);
 }
 
-int potrf(DenseView a) {
-  require(a.rows == a.cols, "potrf", "A must be square");
-  require_leading_dimension(a, "potrf");
+namespace {
+
+// LAPACK's xPOTRF on the lower triangle, for double and single alike.
+template <typename T, typename Routine>
+int lower_cholesky(BasicDenseView<T> a, const char* name, Routine routine) {
+  require(a.rows == a.cols, name, "A must be square");
+  require_leading_dimension(a, name);
   if (a.rows == 0) return 0;
   const char uplo = 'L';
   const int n = a.rows;
   const int lda = a.ld;
   int info = 0;
-  dpotrf_(&uplo, &n, a.data, &lda, &info);
-  require(info >= 0, "potrf", "illegal argument " + std::to_string(-info));
+  routine(&uplo, &n, a.data, &lda, &info);
+  require(info >= 0, name, "illegal argument " + std::to_string(-info));
   return info;
 }
 
-int potrf(BasicDenseView<float> a) {
-  require(a.rows == a.cols, "spotrf", "A must be square");
-  require_leading_dimension(a, "spotrf");
-  if (a.rows == 0) return 0;
-  const char uplo = 'L';
-  const int n = a.rows;
-  const int lda = a.ld;
-  int info = 0;
-  spotrf_(&uplo, &n, a.data, &lda, &info);
-  require(info >= 0, "spotrf", "illegal argument " + std::to_string(-info));
-  return info;
-}
-
-void potrs(BasicDenseView<const float> factor, BasicDenseView<float> b) {
-  require(factor.rows == factor.cols && b.rows == factor.rows, "spotrs", "B does not match the factor");
-  require_leading_dimension(factor, "spotrs");
-  require_leading_dimension(b, "spotrs");
+// LAPACK's xPOTRS with a lower factor, for double and single alike.
+template <typename T, typename Routine>
+void lower_cholesky_solve(BasicDenseView<const T> factor, BasicDenseView<T> b, const char* name, Routine routine) {
+  require(factor.rows == factor.cols, name, "factor must be square");
+  require(b.rows == factor.rows, name, "B does not match the factor");
+  require_leading_dimension(factor, name);
+  require_leading_dimension(b, name);
   if (b.rows == 0 || b.cols == 0) return;
   const char uplo = 'L';
   const int n = factor.rows;
@@ -162,8 +156,17 @@ void potrs(BasicDenseView<const float> factor, BasicDenseView<float> b) {
   const int lda = factor.ld;
   const int ldb = b.ld;
   int info = 0;
-  spotrs_(&uplo, &n, &nrhs, factor.data, &lda, b.data, &ldb, &info);
-  require(info == 0, "spotrs", "illegal argument " + std::to_string(-info));
+  routine(&uplo, &n, &nrhs, factor.data, &lda, b.data, &ldb, &info);
+  require(info == 0, name, "illegal argument " + std::to_string(-info));
+}
+
+}  // namespace
+
+int potrf(DenseView a) { return lower_cholesky(a, "potrf", dpotrf_); }
+int potrf(BasicDenseView<float> a) { return lower_cholesky(a, "spotrf", spotrf_); }
+void potrs(ConstDenseView factor, DenseView b) { lower_cholesky_solve(factor, b, "potrs", dpotrs_); }
+void potrs(BasicDenseView<const float> factor, BasicDenseView<float> b) {
+  lower_cholesky_solve(factor, b, "spotrs", spotrs_);
 }
 
 void symm_lower(double alpha, ConstDenseView a, ConstDenseView b, double beta, DenseView c) {
@@ -186,22 +189,6 @@ void potri(DenseView factor) {
   int info = 0;
   dpotri_(&uplo, &n, factor.data, &lda, &info);
   require(info == 0, "potri", info < 0 ? "illegal argument " + std::to_string(-info) : "the factor is singular");
-}
-
-void potrs(ConstDenseView factor, DenseView b) {
-  require(factor.rows == factor.cols, "potrs", "factor must be square");
-  require(b.rows == factor.rows, "potrs", "B does not match the factor");
-  require_leading_dimension(factor, "potrs");
-  require_leading_dimension(b, "potrs");
-  if (b.rows == 0 || b.cols == 0) return;
-  const char uplo = 'L';
-  const int n = factor.rows;
-  const int nrhs = b.cols;
-  const int lda = factor.ld;
-  const int ldb = b.ld;
-  int info = 0;
-  dpotrs_(&uplo, &n, &nrhs, factor.data, &lda, b.data, &ldb, &info);
-  require(info == 0, "potrs", "illegal argument " + std::to_string(-info));
 }
 
 }  // namespace cholsim::linalg::blas

@@ -18,11 +18,6 @@ namespace {
 
 std::size_t at(Index i) { return static_cast<std::size_t>(i); }
 
-Vec3 node_position(const std::vector<double>& positions, Index node) {
-  const std::size_t offset = 3 * at(node);
-  return {positions[offset], positions[offset + 1], positions[offset + 2]};
-}
-
 /// The point of triangle abc nearest p, by locating p among the triangle's Voronoi regions
 /// (3 vertices, 3 edges, the face) with dot products only (Ericson, Real-Time Collision
 /// Detection, §5.1.5).

@@ -5,6 +5,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "fem/mesh/tet_mesh.hpp"
+
 namespace cholsim::fem {
 
 using linalg::Index;
@@ -13,11 +15,6 @@ using linalg::Vec3;
 namespace {
 
 std::size_t at(Index i) { return static_cast<std::size_t>(i); }
-
-Vec3 node_position(std::span<const double> positions, Index node) {
-  const std::size_t offset = 3 * at(node);
-  return {positions[offset], positions[offset + 1], positions[offset + 2]};
-}
 
 Vec3 component_min(const Vec3& a, const Vec3& b) {
   return {std::min(a.x, b.x), std::min(a.y, b.y), std::min(a.z, b.z)};

@@ -6,6 +6,7 @@
 // tets 4·tets) so that the generators, AssemblyPattern and the simulators share one layout.
 // Every tet is expected positively oriented: det[x₁−x₀, x₂−x₀, x₃−x₀] > 0.
 #include <array>
+#include <span>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -13,11 +14,20 @@
 
 #include "linalg/generators.hpp"
 #include "linalg/index_types.hpp"
+#include "linalg/small_matrix.hpp"
 
 namespace cholsim::fem {
 
 using linalg::Index;
 using linalg::TetMesh;
+using linalg::Vec3;
+
+/// Node `node`'s point in a flat position array (3 per node, node v at [3v, 3v+3)): the layout
+/// of TetMesh, SurfaceMesh and every simulation's state.
+inline Vec3 node_position(std::span<const double> positions, Index node) {
+  const auto first = static_cast<std::size_t>(3 * node);
+  return {positions[first], positions[first + 1], positions[first + 2]};
+}
 
 /// A triangle surface mesh (obstacles, tetgen input, the boundary of a tet mesh).
 struct SurfaceMesh {

@@ -7,16 +7,12 @@
 #include <string>
 
 #include "fem/opsplit/opsplit_color_loops.hpp"
+#include "fem/mesh/tet_mesh.hpp"
 
 namespace cholsim::fem {
 namespace {
 
 using linalg::Vec3;
-
-Vec3 node_position(std::span<const double> positions, Index node) {
-  const auto i = static_cast<std::size_t>(3 * node);
-  return {positions[i], positions[i + 1], positions[i + 2]};
-}
 
 constexpr int kLanes = 8;
 constexpr Index kBlockLanes = kLanes;

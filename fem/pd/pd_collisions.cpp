@@ -9,15 +9,6 @@
 
 namespace cholsim::fem {
 
-namespace {
-
-Vec3 node_position(std::span<const double> positions, Index node) {
-  const auto at = static_cast<std::size_t>(3 * node);
-  return {positions[at], positions[at + 1], positions[at + 2]};
-}
-
-}  // namespace
-
 PdCollisionDetector::PdCollisionDetector(const PdScene& scene, std::span<const Index> prone_elements,
                                          double mean_edge_length, PdCollisionOptions options)
     : scene_(&scene), options_(options), mean_edge_length_(mean_edge_length) {

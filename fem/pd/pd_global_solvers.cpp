@@ -61,13 +61,13 @@ class SchurGlobalSolver final : public PdGlobalSolver {
     for (std::size_t i = 0; i < set.size(); ++i) schur_row_[static_cast<std::size_t>(set[i])] = static_cast<Index>(i);
     y_ = linalg::DenseMatrix(model.free_count(), 3);
     rhs_ = linalg::DenseMatrix(partial_->schur_size(), 3);
+    reduced_base_ = linalg::DenseMatrix(partial_->schur_size(), 3);
   }
 
   void begin_outer(linalg::ConstDenseView b_outer, PdPhaseTimes& times) override {
     const auto start = Clock::now();
     partial_->forward(b_outer, y_.view());  // y₁ = L11⁻¹b₁, b̃₂ = b₂ − L21·y₁ (eq. 16)
     const linalg::DenseView reduced = partial_->schur_rows(y_.view());
-    reduced_base_ = linalg::DenseMatrix(reduced.rows, 3);
     for (Index c = 0; c < 3; ++c) {
       for (Index i = 0; i < reduced.rows; ++i) reduced_base_(i, c) = reduced(i, c);
     }

@@ -15,11 +15,6 @@ namespace {
 
 using linalg::Mat3;
 
-Vec3 node_position(std::span<const double> positions, Index node) {
-  const auto at = static_cast<std::size_t>(3 * node);
-  return {positions[at], positions[at + 1], positions[at + 2]};
-}
-
 void require(bool condition, const std::string& message) {
   if (!condition) throw std::invalid_argument("pd scene: " + message);
 }
@@ -95,6 +90,8 @@ PdModel::PdModel(const PdScene& scene, PdModelOptions options) : scene_(&scene),
     free_nodes_.push_back(node);
   }
   const auto elements = static_cast<std::size_t>(mesh.tet_count());
+  all_elements_.resize(elements);
+  for (std::size_t e = 0; e < elements; ++e) all_elements_[e] = static_cast<Index>(e);
   gradients_.resize(elements);
   weights_.resize(elements);
   node_masses_.assign(static_cast<std::size_t>(mesh.node_count()), 0.0);
@@ -206,12 +203,6 @@ void PdModel::local_step(std::span<const double> positions, std::span<const Inde
       if (strain_limited()) limited_[static_cast<std::size_t>(e)] = strain_limit_projection(svd, scene_->strain_limit);
     }
   });
-}
-
-void PdModel::local_step(std::span<const double> positions) {
-  std::vector<Index> all(static_cast<std::size_t>(element_count()));
-  for (Index e = 0; e < element_count(); ++e) all[static_cast<std::size_t>(e)] = e;
-  local_step(positions, all);
 }
 
 ElementIncidence PdModel::incidence(std::span<const Index> elements) const {

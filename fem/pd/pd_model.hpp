@@ -76,7 +76,9 @@ class PdModel {
   /// (singular values clamped). Runs on options().threads threads.
   void local_step(std::span<const double> positions, std::span<const Index> elements);
   /// The same for every element.
-  void local_step(std::span<const double> positions);
+  void local_step(std::span<const double> positions) { local_step(positions, all_elements_); }
+  /// 0, 1, …, element_count() − 1.
+  [[nodiscard]] std::span<const Index> all_elements() const { return all_elements_; }
 
   /// Node incidences of `elements` (all when empty is not meant: pass every index).
   [[nodiscard]] ElementIncidence incidence(std::span<const Index> elements) const;
@@ -114,6 +116,7 @@ class PdModel {
   PdModelOptions options_;
   std::vector<Index> free_index_;
   std::vector<Index> free_nodes_;
+  std::vector<Index> all_elements_;
   std::vector<std::array<Vec3, 4>> gradients_;  ///< g_{e,a} = ∇N_a, rest
   std::vector<double> weights_;                 ///< W_e = μ·V_e
   std::vector<double> node_masses_;             ///< lumped ρV/4

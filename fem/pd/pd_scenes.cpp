@@ -21,11 +21,6 @@ using linalg::normalized;
 
 std::size_t at(Index i) { return static_cast<std::size_t>(i); }
 
-Vec3 node_position(const TetMesh& mesh, Index node) {
-  const std::size_t first = 3 * at(node);
-  return {mesh.positions[first], mesh.positions[first + 1], mesh.positions[first + 2]};
-}
-
 double radians(double degrees) { return degrees * std::numbers::pi / 180.0; }
 double degrees(double radians) { return radians * 180.0 / std::numbers::pi; }
 
@@ -167,9 +162,9 @@ std::vector<BoundaryFace> boundary_faces(const TetMesh& mesh) {
                                     incident.begin() + start[at(face.nodes[0]) + 1],
                                     [&](Index tet) { return holds(tet, face.nodes[1]) && holds(tet, face.nodes[2]); });
     face.tet = *owner;  // a boundary triangle is a face of exactly one tet
-    const Vec3 x0 = node_position(mesh, face.nodes[0]);
-    const Vec3 x1 = node_position(mesh, face.nodes[1]);
-    const Vec3 x2 = node_position(mesh, face.nodes[2]);
+    const Vec3 x0 = node_position(mesh.positions, face.nodes[0]);
+    const Vec3 x1 = node_position(mesh.positions, face.nodes[1]);
+    const Vec3 x2 = node_position(mesh.positions, face.nodes[2]);
     face.centroid = (x0 + x1 + x2) / 3.0;
     face.normal = normalized(cross(x1 - x0, x2 - x0));
   }
@@ -403,7 +398,7 @@ std::vector<Index> back_face_nodes(const TetMesh& mesh, double cell_size) {
   const double back = bounding_box(mesh.positions)[2];
   std::vector<Index> nodes;
   for (Index node = 0; node < mesh.node_count(); ++node) {
-    if (node_position(mesh, node).z < back + 0.25 * cell_size) nodes.push_back(node);
+    if (node_position(mesh.positions, node).z < back + 0.25 * cell_size) nodes.push_back(node);
   }
   return nodes;
 }
@@ -499,7 +494,7 @@ SignedDistance lip_shape(double cell_size) {
 
 Vec3 tet_centroid(const TetMesh& mesh, Index tet) {
   Vec3 sum;
-  for (std::size_t c = 0; c < 4; ++c) sum += node_position(mesh, mesh.tets[4 * at(tet) + c]);
+  for (std::size_t c = 0; c < 4; ++c) sum += node_position(mesh.positions, mesh.tets[4 * at(tet) + c]);
   return sum / 4.0;
 }
 
@@ -587,7 +582,7 @@ std::vector<Index> lip_boundary_nodes(const TetMesh& mesh, double cell_size) {
   const std::array<double, 6> box = bounding_box(mesh.positions);
   std::vector<Index> nodes;
   for (Index node = 0; node < mesh.node_count(); ++node) {
-    const Vec3 p = node_position(mesh, node);
+    const Vec3 p = node_position(mesh.positions, node);
     if (p.y > box[4] - 0.25 * cell_size || p.z < box[2] + 0.25 * cell_size) nodes.push_back(node);
   }
   return nodes;
@@ -703,7 +698,7 @@ namespace {
 /// Barycentric weights of `point` in tet `tet` (any sign): w₁..₃ = Dₘ⁻¹(p − x₀), w₀ = 1 − Σ.
 std::array<double, 4> barycentric(const TetMesh& mesh, Index tet, const Vec3& point) {
   std::array<Vec3, 4> x;
-  for (std::size_t c = 0; c < 4; ++c) x[c] = node_position(mesh, mesh.tets[4 * at(tet) + c]);
+  for (std::size_t c = 0; c < 4; ++c) x[c] = node_position(mesh.positions, mesh.tets[4 * at(tet) + c]);
   const linalg::Mat3 edges = linalg::Mat3::from_columns(x[1] - x[0], x[2] - x[0], x[3] - x[0]);
   const Vec3 w = linalg::inverse(edges) * (point - x[0]);
   return {1.0 - w.x - w.y - w.z, w.x, w.y, w.z};

@@ -2,13 +2,6 @@
 
 namespace cholsim::fem {
 
-namespace {
-Vec3 node_position(std::span<const double> positions, Index node) {
-  const auto at = static_cast<std::size_t>(3 * node);
-  return {positions[at], positions[at + 1], positions[at + 2]};
-}
-}  // namespace
-
 Vec3 SpringRow::evaluate(std::span<const double> positions) const {
   Vec3 sum;
   for (int i = 0; i < terms; ++i) sum += weights[static_cast<std::size_t>(i)] * node_position(positions, nodes[static_cast<std::size_t>(i)]);

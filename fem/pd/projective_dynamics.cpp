@@ -98,6 +98,9 @@ void PdSimulation::build() {
   solver_ = make_pd_global_solver(*model_, prone_nodes_, options_, setup_);
   proxy_depths_.assign(scene.proxies.size(), 0.0);
   collision_springs_.clear();
+  b_outer_ = linalg::DenseMatrix(model_->free_count(), 3);
+  b_inner_ = linalg::DenseMatrix(model_->free_count(), 3);
+  x_ = linalg::DenseMatrix(model_->free_count(), 3);
 }
 
 namespace {
@@ -239,19 +242,17 @@ void PdSimulation::run_outer_iteration(PdFrameStats& stats) {
   times.local_step += seconds_since(start);
 
   start = Clock::now();
-  linalg::DenseMatrix b_outer(n, 3);
-  model_->add_element_forces(safe_incidence_, b_outer.view());
-  model_->add_constant_forces(inertia_target_, b_outer.view());
-  model_->add_spring_forces(attachments_, b_outer.view());
+  std::fill(b_outer_.data(), b_outer_.data() + 3 * static_cast<std::size_t>(n), 0.0);
+  model_->add_element_forces(safe_incidence_, b_outer_.view());
+  model_->add_constant_forces(inertia_target_, b_outer_.view());
+  model_->add_spring_forces(attachments_, b_outer_.view());
   times.right_hand_side += seconds_since(start);
-  solver_->begin_outer(b_outer.view(), times);
+  solver_->begin_outer(b_outer_.view(), times);
 
-  linalg::DenseMatrix x(n, 3);
   for (Index i = 0; i < n; ++i) {
     const Index node = model_->free_nodes()[static_cast<std::size_t>(i)];
-    for (Index c = 0; c < 3; ++c) x(i, c) = positions_[static_cast<std::size_t>(3 * node + c)];
+    for (Index c = 0; c < 3; ++c) x_(i, c) = positions_[static_cast<std::size_t>(3 * node + c)];
   }
-  linalg::DenseMatrix b_inner(n, 3);
   const auto inner_start = Clock::now();
   for (int j = 0; j < options_.inner_iterations; ++j) {
     start = Clock::now();
@@ -273,25 +274,26 @@ void PdSimulation::run_outer_iteration(PdFrameStats& stats) {
     times.local_step += seconds_since(start);
 
     start = Clock::now();
-    // The springs reach N_c only (a proxy's tet is in E_c), so clearing N_c clears all.
+    // The springs reach N_c only (a proxy's tet is in E_c), so clearing N_c clears all: the
+    // other rows of b_inner_ are never written.
     for (Index node : prone_incidence_.nodes) {
-      for (Index c = 0; c < 3; ++c) b_inner(model_->free_index(node), c) = 0.0;
+      for (Index c = 0; c < 3; ++c) b_inner_(model_->free_index(node), c) = 0.0;
     }
-    model_->add_element_forces(prone_incidence_, b_inner.view());
-    model_->add_spring_forces(collision_springs_, b_inner.view());
+    model_->add_element_forces(prone_incidence_, b_inner_.view());
+    model_->add_spring_forces(collision_springs_, b_inner_.view());
     times.right_hand_side += seconds_since(start);
 
-    solver_->solve_inner(b_inner.view(), collision_springs_, x.view(), stats);
+    solver_->solve_inner(b_inner_.view(), collision_springs_, x_.view(), stats);
     for (Index node : prone_nodes_) {
       const Index i = model_->free_index(node);
-      for (Index c = 0; c < 3; ++c) positions_[static_cast<std::size_t>(3 * node + c)] = x(i, c);
+      for (Index c = 0; c < 3; ++c) positions_[static_cast<std::size_t>(3 * node + c)] = x_(i, c);
     }
     ++stats.inner_iterations;
     stats.active_springs = static_cast<Index>(collision_springs_.size());
   }
   times.inner += seconds_since(inner_start);
-  solver_->end_outer(x.view(), times);
-  write_free_solution(x.view());
+  solver_->end_outer(x_.view(), times);
+  write_free_solution(x_.view());
   ++stats.outer_iterations;
 }
 
@@ -320,7 +322,6 @@ PdFrameStats PdSimulation::step() {
     const double h = options_.model.time_step;
     for (std::size_t i = 0; i < positions_.size(); ++i) velocities_[i] = (positions_[i] - previous[i]) / h;
   }
-  stats.energy = energy();
   stats.times.total = seconds_since(start);
   return stats;
 }

@@ -87,7 +87,6 @@ struct PdFrameStats {
   std::int64_t cg_iterations = 0; ///< pcg/factor-pcg: summed over coordinates and solves
   Index reanalyses = 0;           ///< full: new analyses for springs outside K's pattern
   Index low_rank_solves = 0;      ///< schur: inner solves that took the Woodbury route
-  double energy = 0.0;            ///< E at the frame's end (springs of the last detection)
   bool excised = false;           ///< the scene's excision happened at the start of this frame
   double excision_seconds = 0.0;  ///< cutting the mesh, and assembling, analysing and factoring anew
 };
@@ -174,6 +173,10 @@ class PdSimulation {
   std::vector<SpringRow> attachments_;
   std::vector<SpringRow> collision_springs_;
   std::vector<double> proxy_depths_;
+  // Work arrays of an outer iteration (free × 3), kept so a frame allocates nothing of size n.
+  linalg::DenseMatrix b_outer_;
+  linalg::DenseMatrix b_inner_;
+  linalg::DenseMatrix x_;
   int frame_ = 0;
 };
 

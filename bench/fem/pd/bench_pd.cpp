@@ -165,8 +165,7 @@ LastFrameSystem last_frame_system(fem::PdModel& model, const fem::PdSimulation& 
   const Index n = model.free_count();
   LastFrameSystem system{linalg::DenseMatrix(n, 3), linalg::DenseMatrix(n, 3), linalg::DenseMatrix(n, 3)};
   model.local_step(simulation.positions());
-  std::vector<Index> all(static_cast<std::size_t>(model.element_count()));
-  for (Index e = 0; e < model.element_count(); ++e) all[static_cast<std::size_t>(e)] = e;
+  const auto all = model.all_elements();
   model.add_element_forces(model.incidence(all), system.b_outer.view());
   model.add_constant_forces({}, system.b_outer.view());
   model.add_spring_forces(model.attachment_springs(simulation.frame()), system.b_outer.view());
@@ -270,8 +269,7 @@ class CollisionFreeFrame {
     factor::FactorOptions options;
     options.threads = threads;
     full_.factorize(model.matrix(), options);
-    std::vector<Index> all(static_cast<std::size_t>(model.element_count()));
-    for (Index e = 0; e < model.element_count(); ++e) all[static_cast<std::size_t>(e)] = e;
+    const auto all = model.all_elements();
     incidence_ = model.incidence(all);
   }
 

@@ -79,8 +79,7 @@ linalg::DenseMatrix whole_mesh_global_step(const PdModel& model, std::span<const
   }
   model.add_spring_triplets(springs, triplets);
   const auto polluted = linalg::symmetric_from_triplets(model.free_count(), triplets);
-  std::vector<Index> all(static_cast<std::size_t>(model.element_count()));
-  for (Index e = 0; e < model.element_count(); ++e) all[static_cast<std::size_t>(e)] = e;
+  const auto all = model.all_elements();
   linalg::DenseMatrix b(model.free_count(), 3);
   model.add_element_forces(model.incidence(all), b.view());
   model.add_constant_forces({}, b.view());
@@ -210,8 +209,7 @@ TEST(ProjectiveDynamics, OneInnerIterationIsOneWholeMeshIteration) {
   // The reference: a local step on every element, detection, and one sparse solve of the
   // polluted whole system, all at the rest positions.
   PdModel model(scene, options.model);
-  std::vector<Index> all(static_cast<std::size_t>(model.element_count()));
-  for (Index e = 0; e < model.element_count(); ++e) all[static_cast<std::size_t>(e)] = e;
+  const auto all = model.all_elements();
   model.local_step(scene.mesh.positions, all);
   std::vector<Index> prone;
   for (const EmbeddedPoint& proxy : scene.proxies) prone.push_back(proxy.tet);
@@ -241,8 +239,7 @@ TEST(ProjectiveDynamics, OneInnerIterationIsOneWholeMeshIteration) {
 TEST(ProjectiveDynamics, EnergyNeverIncreasesAcrossLocalDetectionAndGlobalSteps) {
   const PdScene scene = block_on_ground(6);
   PdModel model(scene, {});
-  std::vector<Index> all(static_cast<std::size_t>(model.element_count()));
-  for (Index e = 0; e < model.element_count(); ++e) all[static_cast<std::size_t>(e)] = e;
+  const auto all = model.all_elements();
   std::vector<Index> prone;
   for (const EmbeddedPoint& proxy : scene.proxies) prone.push_back(proxy.tet);
   std::sort(prone.begin(), prone.end());
