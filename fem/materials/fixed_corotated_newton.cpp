@@ -9,7 +9,6 @@
 #include "factor/numeric/cholesky_factor.hpp"
 #include "linalg/assembly_pattern.hpp"
 #include "linalg/parallel_loops.hpp"
-#include "linalg/polar_decomposition.hpp"
 
 namespace cholsim::fem {
 namespace {
@@ -17,116 +16,30 @@ namespace {
 using Clock = std::chrono::steady_clock;
 using linalg::LameParameters;
 using ElementMatrix = std::array<double, 144>;  // 12×12 column-major, dof 3·vertex + component
-using ElementVector = std::array<double, 12>;
 
 double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
 std::size_t at(Index i) { return static_cast<std::size_t>(i); }
 
-/// cof F = ∂det F/∂F: columns c₁×c₂, c₂×c₀, c₀×c₁ of F's columns c₀, c₁, c₂.
-Mat3 cofactor(const Mat3& f) {
-  const Vec3 c0 = f.col(0), c1 = f.col(1), c2 = f.col(2);
-  return Mat3::from_columns(cross(c1, c2), cross(c2, c0), cross(c0, c1));
-}
-
-/// Sets the negative eigenvalues of the symmetric n×n row-major matrix `a` to zero, by cyclic
-/// Jacobi rotations (a = Q·Λ·Qᵀ, then Q·max(Λ, 0)·Qᵀ).
-template <std::size_t n>
-void project_to_positive_semidefinite(std::array<double, n * n>& a) {
-  std::array<double, n * n> q{};
-  for (std::size_t i = 0; i < n; ++i) q[i * n + i] = 1.0;
-  const auto off_diagonal = [&] {
-    double sum = 0.0;
-    for (std::size_t i = 0; i < n; ++i) {
-      for (std::size_t j = 0; j < n; ++j) sum += i == j ? 0.0 : a[i * n + j] * a[i * n + j];
-    }
-    return sum;
-  };
-  double scale = 0.0;
-  for (double v : a) scale += v * v;
-  for (int sweep = 0; sweep < 50 && off_diagonal() > 1e-30 * scale; ++sweep) {
-    for (std::size_t p = 0; p + 1 < n; ++p) {
-      for (std::size_t r = p + 1; r < n; ++r) {
-        const double apr = a[p * n + r];
-        if (apr == 0.0) continue;
-        const double theta = (a[r * n + r] - a[p * n + p]) / (2.0 * apr);
-        const double t = std::copysign(1.0, theta) / (std::abs(theta) + std::sqrt(theta * theta + 1.0));
-        const double c = 1.0 / std::sqrt(t * t + 1.0), s = t * c;
-        for (std::size_t k = 0; k < n; ++k) {  // columns p, r of a and q
-          const double akp = a[k * n + p], akr = a[k * n + r];
-          a[k * n + p] = c * akp - s * akr;
-          a[k * n + r] = s * akp + c * akr;
-          const double qkp = q[k * n + p], qkr = q[k * n + r];
-          q[k * n + p] = c * qkp - s * qkr;
-          q[k * n + r] = s * qkp + c * qkr;
-        }
-        for (std::size_t k = 0; k < n; ++k) {  // rows p, r of a
-          const double apk = a[p * n + k], ark = a[r * n + k];
-          a[p * n + k] = c * apk - s * ark;
-          a[r * n + k] = s * apk + c * ark;
-        }
-      }
-    }
-  }
-  std::array<double, n> lambda;
-  for (std::size_t i = 0; i < n; ++i) lambda[i] = std::max(a[i * n + i], 0.0);
-  for (std::size_t i = 0; i < n; ++i) {
-    for (std::size_t j = 0; j < n; ++j) {
-      double sum = 0.0;
-      for (std::size_t k = 0; k < n; ++k) sum += q[i * n + k] * lambda[k] * q[j * n + k];
-      a[i * n + j] = sum;
-    }
-  }
-}
-
-/// Shape-function gradients g₀..g₃ of an element (rows of Dₘ⁻¹, g₀ = −Σ).
-std::array<Vec3, 4> shape_gradients(const Mat3& rest_inverse) {
-  const Vec3 g1 = rest_inverse.row(0), g2 = rest_inverse.row(1), g3 = rest_inverse.row(2);
-  return {-(g1 + g2 + g3), g1, g2, g3};
+/// The fixed-corotated material of element parameters `lame`.
+HyperelasticMaterial fixed_corotated(LameParameters lame) {
+  HyperelasticMaterial material;
+  material.model = HyperelasticModel::fixed_corotated;
+  material.lame = lame;
+  return material;
 }
 
 }  // namespace
 
 double fixed_corotated_energy_density(const Mat3& f, LameParameters material) {
-  const double j = determinant(f);
-  return material.mu * squared_frobenius_norm(f - linalg::polar_rotation(f)) + 0.5 * material.lambda * (j - 1.0) * (j - 1.0);
+  return energy_density(fixed_corotated(material), f);
 }
 
 Mat3 fixed_corotated_stress(const Mat3& f, LameParameters material) {
-  return 2.0 * material.mu * (f - linalg::polar_rotation(f)) + (material.lambda * (determinant(f) - 1.0)) * cofactor(f);
+  return first_piola_stress(fixed_corotated(material), f);
 }
 
 StressDerivative fixed_corotated_stress_derivative(const Mat3& f, LameParameters material, bool project_to_psd) {
-  const Mat3 r = linalg::polar_rotation(f);
-  const Mat3 s = symmetric_part(transpose_times(r, f));
-  Mat3 system = trace(s) * Mat3::identity() - s;
-  // tr S·I − S is singular only where two signed singular values cancel (a degenerate,
-  // inverted element); regularize so dR stays finite there.
-  const double floor = 1e-8 * std::max(frobenius_norm(f), 1e-300);
-  if (std::abs(determinant(system)) < floor * floor * floor) system += floor * Mat3::identity();
-  const Mat3 system_inverse = linalg::inverse(system);
-  const Mat3 cof = cofactor(f);
-  const double j = determinant(f);
-  StressDerivative h{};
-  for (std::size_t k = 0; k < 9; ++k) {
-    Mat3 df;
-    df.entries[k] = 1.0;
-    const Vec3 omega = system_inverse * (2.0 * axial_vector(transpose_times(r, df)));
-    const Mat3 dr = r * linalg::skew(omega);
-    const Vec3 c0 = f.col(0), c1 = f.col(1), c2 = f.col(2);
-    const Vec3 d0 = df.col(0), d1 = df.col(1), d2 = df.col(2);
-    const Mat3 dcof = Mat3::from_columns(cross(d1, c2) + cross(c1, d2), cross(d2, c0) + cross(c2, d0),
-                                         cross(d0, c1) + cross(c0, d1));
-    double cof_dot_df = 0.0;
-    for (std::size_t m = 0; m < 9; ++m) cof_dot_df += cof.entries[m] * df.entries[m];
-    const Mat3 dp = 2.0 * material.mu * (df - dr) + (material.lambda * cof_dot_df) * cof +
-                    (material.lambda * (j - 1.0)) * dcof;
-    for (std::size_t m = 0; m < 9; ++m) h[9 * m + k] = dp.entries[m];
-  }
-  for (std::size_t m = 0; m < 9; ++m) {
-    for (std::size_t k = m + 1; k < 9; ++k) h[9 * m + k] = h[9 * k + m] = 0.5 * (h[9 * m + k] + h[9 * k + m]);
-  }
-  if (project_to_psd) project_to_positive_semidefinite<9>(h);
-  return h;
+  return stress_derivative(fixed_corotated(material), f, project_to_psd).dp_df;
 }
 
 struct FixedCorotatedNewtonSimulation::State {
@@ -141,7 +54,8 @@ struct FixedCorotatedNewtonSimulation::State {
   std::vector<ElementMatrix> element_hessians;
 
   [[nodiscard]] std::vector<double> predicted() const;
-  [[nodiscard]] Mat3 deformation(std::span<const double> x, Index e) const;
+  /// Element e's energy terms at positions x (its ∂P/∂F projected if options.definiteness_fix).
+  [[nodiscard]] ElementEnergy element(std::span<const double> x, Index e, ElementTerms terms) const;
   [[nodiscard]] double potential(std::span<const double> x, std::span<const double> x_tilde) const;
   [[nodiscard]] std::vector<double> gradient(std::span<const double> x, std::span<const double> x_tilde) const;
   void assemble_hessian(std::span<const double> x);
@@ -157,14 +71,12 @@ std::vector<double> FixedCorotatedNewtonSimulation::State::predicted() const {
   return x;
 }
 
-Mat3 FixedCorotatedNewtonSimulation::State::deformation(std::span<const double> x, Index e) const {
+ElementEnergy FixedCorotatedNewtonSimulation::State::element(std::span<const double> x, Index e, ElementTerms terms) const {
   const auto nodes = body.element_nodes(e);
-  const auto point = [&](std::size_t k) {
-    const std::size_t v = at(nodes[k]);
-    return Vec3{x[3 * v], x[3 * v + 1], x[3 * v + 2]};
-  };
-  const Vec3 x0 = point(0);
-  return Mat3::from_columns(point(1) - x0, point(2) - x0, point(3) - x0) * body.rest_shape_inverse[at(e)];
+  const std::array<Vec3, 4> points = {node_position(x, nodes[0]), node_position(x, nodes[1]), node_position(x, nodes[2]),
+                                      node_position(x, nodes[3])};
+  const TetRestShape rest{body.rest_shape_inverse[at(e)], body.rest_volumes[at(e)]};
+  return element_energy(fixed_corotated(body.lame[at(e)]), rest, points, terms, options.definiteness_fix);
 }
 
 double FixedCorotatedNewtonSimulation::State::potential(std::span<const double> x, std::span<const double> x_tilde) const {
@@ -172,9 +84,7 @@ double FixedCorotatedNewtonSimulation::State::potential(std::span<const double> 
   double inertia = 0.0;
   for (std::size_t i = 0; i < x.size(); ++i) inertia += body.node_masses[i / 3] * (x[i] - x_tilde[i]) * (x[i] - x_tilde[i]);
   double elastic = 0.0;
-  for (Index e = 0; e < body.element_count(); ++e) {
-    elastic += body.rest_volumes[at(e)] * fixed_corotated_energy_density(deformation(x, e), body.lame[at(e)]);
-  }
+  for (Index e = 0; e < body.element_count(); ++e) elastic += element(x, e, ElementTerms::energy).energy;
   return 0.5 * inverse_dt2 * inertia + elastic;
 }
 
@@ -184,17 +94,9 @@ std::vector<double> FixedCorotatedNewtonSimulation::State::gradient(std::span<co
   std::vector<double> g(x.size());
   for (std::size_t i = 0; i < x.size(); ++i) g[i] = inverse_dt2 * body.node_masses[i / 3] * (x[i] - x_tilde[i]);
   for (Index e = 0; e < body.element_count(); ++e) {
-    // ∂(VΨ)/∂x_k = V·P·g_k.
-    const Mat3 p = body.rest_volumes[at(e)] * fixed_corotated_stress(deformation(x, e), body.lame[at(e)]);
-    const std::array<Vec3, 4> grads = shape_gradients(body.rest_shape_inverse[at(e)]);
+    const ElementEnergy local = element(x, e, ElementTerms::gradient);
     const auto nodes = body.element_nodes(e);
-    for (std::size_t k = 0; k < 4; ++k) {
-      const Vec3 force = p * grads[k];
-      const std::size_t v = at(nodes[k]);
-      g[3 * v] += force.x;
-      g[3 * v + 1] += force.y;
-      g[3 * v + 2] += force.z;
-    }
+    for (std::size_t k = 0; k < 12; ++k) g[3 * at(nodes[k / 3]) + k % 3] += local.gradient[k];
   }
   for (std::size_t i = 0; i < g.size(); ++i) {
     if (fixed[i / 3] != 0) g[i] = 0.0;
@@ -204,28 +106,7 @@ std::vector<double> FixedCorotatedNewtonSimulation::State::gradient(std::span<co
 
 void FixedCorotatedNewtonSimulation::State::assemble_hessian(std::span<const double> x) {
   linalg::parallel_chunks(body.element_count(), options.threads, [&](Index begin, Index end) {
-    for (Index e = begin; e < end; ++e) {
-      const StressDerivative h = fixed_corotated_stress_derivative(deformation(x, e), body.lame[at(e)], options.definiteness_fix);
-      const std::array<Vec3, 4> grads = shape_gradients(body.rest_shape_inverse[at(e)]);
-      const double volume = body.rest_volumes[at(e)];
-      ElementMatrix& k = element_hessians[at(e)];
-      // K[(3a+s), (3b+t)] = V·Σ_{c,d} ∂P_{sc}/∂F_{td}·g_a[c]·g_b[d]  (∂F_{sc}/∂x_{a,s} = g_a[c]).
-      for (std::size_t a = 0; a < 4; ++a) {
-        const std::array<double, 3> ga = {grads[a].x, grads[a].y, grads[a].z};
-        for (std::size_t b = 0; b < 4; ++b) {
-          const std::array<double, 3> gb = {grads[b].x, grads[b].y, grads[b].z};
-          for (std::size_t s = 0; s < 3; ++s) {
-            for (std::size_t t = 0; t < 3; ++t) {
-              double sum = 0.0;
-              for (std::size_t c = 0; c < 3; ++c) {
-                for (std::size_t d = 0; d < 3; ++d) sum += h[9 * (3 * s + c) + 3 * t + d] * ga[c] * gb[d];
-              }
-              k[(3 * a + s) + 12 * (3 * b + t)] = volume * sum;
-            }
-          }
-        }
-      }
-    }
+    for (Index e = begin; e < end; ++e) element_hessians[at(e)] = element(x, e, ElementTerms::hessian).hessian;
   });
   std::fill(hessian.lower.values.begin(), hessian.lower.values.end(), 0.0);
   for (Index e = 0; e < body.element_count(); ++e) pattern.scatter_add(e, element_hessians[at(e)].data(), hessian.lower.values);

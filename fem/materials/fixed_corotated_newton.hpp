@@ -8,29 +8,21 @@
 // positive semidefinite cone (definiteness fix, so every step is a descent direction),
 // refactors it on the fixed pattern analysed once (factor::Factor::factorize with the same
 // Symbolic), and takes a backtracking (Armijo) line search step.
-#include <array>
 #include <memory>
 #include <span>
 #include <vector>
 
 #include "fem/elements/elastic_body.hpp"
+#include "fem/materials/hyperelastic.hpp"
 #include "linalg/small_matrix.hpp"
 
 namespace cholsim::fem {
 
-using linalg::Mat3;
-using linalg::Vec3;
-
-/// ∂P/∂F as a 9×9 matrix: entry [9·m + k] = ∂P_m/∂F_k with m, k in Mat3::entries order
-/// (row-major, k = 3·i + j).
-using StressDerivative = std::array<double, 81>;
-
-/// Ψ(F) above.
+/// Ψ(F) above: energy_density of HyperelasticModel::fixed_corotated.
 double fixed_corotated_energy_density(const Mat3& f, linalg::LameParameters material);
-/// P = ∂Ψ/∂F = 2μ(F − R) + λ(det F − 1)·cof F.
+/// P = ∂Ψ/∂F = 2μ(F − R) + λ(det F − 1)·cof F: first_piola_stress of the same model.
 Mat3 fixed_corotated_stress(const Mat3& f, linalg::LameParameters material);
-/// ∂P/∂F, with dR = R·[ω]× from (tr S·I − S)·ω = 2·axl(Rᵀ·dF), S = Rᵀ·F (the polar
-/// decomposition's derivative); symmetrized. With project_to_psd its negative eigenvalues
+/// ∂P/∂F (stress_derivative of the same model); with project_to_psd its negative eigenvalues
 /// are set to zero (the definiteness fix).
 StressDerivative fixed_corotated_stress_derivative(const Mat3& f, linalg::LameParameters material,
                                                    bool project_to_psd);

@@ -1,0 +1,618 @@
+#include "solvers/nonlinear/newton_solver.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cctype>
+#include <chrono>
+#include <cmath>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <utility>
+
+#include "factor/analysis/symbolic.hpp"
+#include "factor/derivative/extrapolated_factor.hpp"
+#include "factor/derivative/factor_derivative.hpp"
+#include "factor/numeric/cholesky_factor.hpp"
+#include "factor/update/changed_supernodes.hpp"
+#include "linalg/vector_norms.hpp"
+#include "solvers/cg/conjugate_gradient.hpp"
+
+namespace cholsim::solvers {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using linalg::Offset;
+
+constexpr std::array<std::pair<NewtonMethod, std::string_view>, 8> method_names{{
+    {NewtonMethod::newton_direct, "newton-d"},
+    {NewtonMethod::newton_iterative, "newton-i"},
+    {NewtonMethod::newton_frozen, "newton-l0"},
+    {NewtonMethod::newton_extrapolated, "newton-l1"},
+    {NewtonMethod::hybrid_frozen, "hybrid-l0"},
+    {NewtonMethod::hybrid_extrapolated, "hybrid-l1"},
+    {NewtonMethod::newton_refactored, "newton-r"},
+    {NewtonMethod::hybrid_refactored, "hybrid-r"},
+}};
+
+/// Energy changes within this share of |E| are taken as the rounding noise of E's sum, where
+/// the Armijo test can no longer see a decrease (accept_trial).
+constexpr double energy_rounding_band = 1e-10;
+
+/// Adds the wall time of its scope to one of NewtonStatistics' time splits.
+class StopWatch {
+ public:
+  explicit StopWatch(double& total) : total_(total), start_(Clock::now()) {}
+  ~StopWatch() { total_ += std::chrono::duration<double>(Clock::now() - start_).count(); }
+  StopWatch(const StopWatch&) = delete;
+  StopWatch& operator=(const StopWatch&) = delete;
+
+ private:
+  double& total_;
+  Clock::time_point start_;
+};
+
+enum class Phase { quasi_newton, newton };
+
+bool is_hybrid(NewtonMethod method) {
+  return method == NewtonMethod::hybrid_frozen || method == NewtonMethod::hybrid_extrapolated ||
+         method == NewtonMethod::hybrid_refactored;
+}
+bool is_extrapolated(NewtonMethod method) {
+  return method == NewtonMethod::newton_extrapolated || method == NewtonMethod::hybrid_extrapolated;
+}
+/// The …-L0 and …-L1 methods: one factor of the step start's Hessian serves the whole solve.
+bool uses_step_start_factor(NewtonMethod method) {
+  return is_extrapolated(method) || method == NewtonMethod::newton_frozen || method == NewtonMethod::hybrid_frozen;
+}
+
+bool equals_ignoring_case(std::string_view a, std::string_view b) {
+  return std::ranges::equal(a, b, [](unsigned char x, unsigned char y) { return std::tolower(x) == std::tolower(y); });
+}
+
+double dot(std::span<const double> a, std::span<const double> b) {
+  double sum = 0.0;
+  for (std::size_t i = 0; i < a.size(); ++i) sum += a[i] * b[i];
+  return sum;
+}
+
+void check_options(const NewtonOptions& options) {
+  const auto require = [](bool holds, const char* what) {
+    if (!holds) throw std::invalid_argument(std::string("NewtonSolver: ") + what);
+  };
+  require(options.max_iterations >= 0, "max_iterations must not be negative");
+  require(options.quasi_newton_iterations >= 0, "quasi_newton_iterations must not be negative");
+  require(options.line_search_halvings >= 0, "line_search_halvings must not be negative");
+  require(options.refactor_every >= 1, "refactor_every must be at least 1");
+  require(options.refactor_tolerance >= 0.0, "refactor_tolerance must not be negative");
+  require(options.pcg_tolerance > 0.0, "pcg_tolerance must be positive");
+  require(options.dofs_per_node >= 1, "dofs_per_node must be at least 1");
+}
+
+void check_sizes(const NonlinearProblem& problem, std::span<const double> x, const NewtonSolver::StepContext& step) {
+  const auto n = static_cast<std::size_t>(problem.size());
+  const auto require = [n](std::size_t size, bool may_be_empty, const char* what) {
+    if (size == n || (may_be_empty && size == 0)) return;
+    throw std::invalid_argument(std::string("NewtonSolver::solve: ") + what + " has " + std::to_string(size) +
+                                " entries, the problem " + std::to_string(n) + " unknowns");
+  };
+  require(x.size(), false, "x");
+  require(step.start.size(), true, "step.start");
+  require(step.velocity.size(), true, "step.velocity");
+  require(static_cast<std::size_t>(problem.hessian_pattern().size()), false, "the Hessian pattern");
+}
+
+}  // namespace
+
+std::string_view method_name(NewtonMethod method) {
+  for (const auto& [known, name] : method_names) {
+    if (known == method) return name;
+  }
+  throw std::invalid_argument("method_name: unknown NewtonMethod " + std::to_string(static_cast<int>(method)));
+}
+
+NewtonMethod parse_method(std::string_view name) {
+  std::string accepted;
+  for (const auto& [method, known] : method_names) {
+    if (equals_ignoring_case(name, known)) return method;
+    accepted += (accepted.empty() ? "" : ", ") + std::string(known);
+  }
+  throw std::invalid_argument("unknown Newton method \"" + std::string(name) + "\"; expected one of " + accepted);
+}
+
+struct NewtonSolver::State {
+  State(NewtonMethod solver_method, NewtonOptions solver_options)
+      : method(solver_method), options(std::move(solver_options)) {}
+
+  NewtonMethod method;
+  NewtonOptions options;
+
+  // The analysis of the problem's Hessian pattern, kept while the pattern stays the same
+  // object (seed 002 §5.4.2.1: one pattern for the whole simulation).
+  const linalg::SymmetricCscMatrix* analysed_pattern = nullptr;
+  Index analysed_size = -1;
+  Offset analysed_nnz = -1;
+  std::shared_ptr<const factor::Symbolic> symbolic;
+  double full_factorization_flops = 0.0;
+  std::vector<Offset> diagonal_position;  ///< of column j's diagonal in the values, −1 if absent
+
+  std::optional<factor::Factor> factor;                    ///< NEWTON-D, …-L0, …-R
+  std::optional<factor::FactorDerivative> derivative;      ///< …-L1: L and L̇ of the reference
+  std::optional<factor::ExtrapolatedFactor> extrapolated;  ///< …-L1: L̃ = L + Δt·L̇
+  /// The factor quasi-Newton solves with and PCG is preconditioned by.
+  const factor::Factor* active_factor = nullptr;
+
+  // …-L0 / …-L1: the reference factor of a step start, kept for refactor_every calls.
+  std::int64_t calls = 0;
+  bool reference_valid = false;
+  double time_since_reference = 0.0;  ///< Δt of eq. 5.4: the time steps of the calls since
+
+  // …-R: the values the factor currently is the factorization of (seed 000 §4.3).
+  bool refactorable = false;
+  std::vector<double> factored_values;        ///< column route: the values factored
+  linalg::SymmetricCscMatrix factored_matrix;  ///< block route: the problem's factored matrix
+  std::vector<Index> changed_columns;
+
+  linalg::SymmetricCscMatrix hessian, hessian_rate;
+  std::vector<double> gradient, negative_gradient, direction, trial, trial_gradient, zero_velocity;
+  double energy = 0.0;
+
+  void ensure_analysis(const NonlinearProblem& problem);
+  void reset_factors();
+  [[nodiscard]] factor::FactorOptions factor_options(bool retain_update_blocks) const;
+  [[nodiscard]] double diagonal(Index column) const;
+  bool fail(NewtonStatistics& stats, const std::string& why) const;
+
+  double evaluate_energy(NonlinearProblem& problem, std::span<const double> x, NewtonStatistics& stats);
+  void evaluate_gradient(NonlinearProblem& problem, std::span<const double> x, std::span<double> out,
+                         NewtonStatistics& stats);
+  void assemble_hessian(NonlinearProblem& problem, std::span<const double> x, NewtonStatistics& stats);
+  bool evaluate_initial_guess(NonlinearProblem& problem, std::span<const double> x, NewtonStatistics& stats);
+
+  bool prepare_step_factor(NonlinearProblem& problem, std::span<const double> x, const StepContext& step,
+                           NewtonStatistics& stats);
+  bool prepare_reference_factor(NonlinearProblem& problem, std::span<const double> x, const StepContext& step,
+                                NewtonStatistics& stats);
+  bool factor_reference(NonlinearProblem& problem, std::span<const double> start, std::span<const double> velocity,
+                        NewtonStatistics& stats);
+  void extrapolate_reference(NewtonStatistics& stats);
+  bool factorize_hessian(bool retain_update_blocks, const char* what, NewtonStatistics& stats);
+  bool refresh_refactored_factor(NonlinearProblem& problem, std::span<const double> x, NewtonStatistics& stats);
+  std::optional<bool> refresh_by_blocks(NonlinearProblem& problem, std::span<const double> x,
+                                        NewtonStatistics& stats);
+  bool refresh_by_columns(NewtonStatistics& stats);
+  bool refactorize(const factor::ChangedEntries& changed, const linalg::SymmetricCscMatrix& matrix,
+                   NewtonStatistics& stats);
+  bool restart_refactored_factor(NewtonStatistics& stats);
+  void mark_changed_columns();
+  void record_factored_values(std::span<const char> recomputed);
+
+  void iterate(NonlinearProblem& problem, std::span<double> x, int iteration_limit, NewtonStatistics& stats);
+  bool compute_direction(Phase phase, NonlinearProblem& problem, std::span<const double> x, NewtonStatistics& stats);
+  bool factor_direction(NewtonStatistics& stats);
+  bool factor_pcg_direction(NewtonStatistics& stats);
+  bool jacobi_pcg_direction(NewtonStatistics& stats);
+  bool pcg_direction(const Preconditioner& preconditioner, NewtonStatistics& stats);
+  bool line_search(NonlinearProblem& problem, std::span<double> x, NewtonStatistics& stats);
+  bool accept_trial(NonlinearProblem& problem, double step, double slope, NewtonStatistics& stats);
+};
+
+void NewtonSolver::State::ensure_analysis(const NonlinearProblem& problem) {
+  const linalg::SymmetricCscMatrix& pattern = problem.hessian_pattern();
+  if (symbolic && &pattern == analysed_pattern && pattern.size() == analysed_size &&
+      pattern.nnz_lower() == analysed_nnz) {
+    return;
+  }
+  factor::AnalyzeOptions analyze_options;
+  analyze_options.dofs_per_node = options.dofs_per_node;
+  symbolic = factor::analyze(pattern, analyze_options);
+  analysed_pattern = &pattern;
+  analysed_size = pattern.size();
+  analysed_nnz = pattern.nnz_lower();
+  full_factorization_flops = 0.0;
+  for (Index s = 0; s < symbolic->supernode_count(); ++s) full_factorization_flops += symbolic->supernode_flops(s);
+
+  hessian = pattern;
+  hessian.lower.values.assign(static_cast<std::size_t>(pattern.nnz_lower()), 0.0);
+  hessian_rate = hessian;
+  factored_matrix = hessian;
+  diagonal_position.assign(static_cast<std::size_t>(pattern.size()), -1);
+  for (Index j = 0; j < pattern.size(); ++j) {
+    const Offset first = pattern.lower.col_ptr[j];
+    if (first < pattern.lower.col_ptr[j + 1] && pattern.lower.row_idx[first] == j) diagonal_position[j] = first;
+  }
+  const auto n = static_cast<std::size_t>(pattern.size());
+  for (auto* work : {&gradient, &negative_gradient, &direction, &trial, &trial_gradient, &zero_velocity}) {
+    work->assign(n, 0.0);
+  }
+  reset_factors();
+}
+
+void NewtonSolver::State::reset_factors() {
+  factor.reset();
+  derivative.reset();
+  extrapolated.reset();
+  if (is_extrapolated(method)) {
+    derivative.emplace(symbolic);
+  } else if (method != NewtonMethod::newton_iterative) {
+    factor.emplace(symbolic);
+  }
+  active_factor = nullptr;
+  reference_valid = false;
+  refactorable = false;
+}
+
+factor::FactorOptions NewtonSolver::State::factor_options(bool retain_update_blocks) const {
+  factor::FactorOptions factor_options;
+  factor_options.threads = options.threads;
+  factor_options.retain_update_blocks = retain_update_blocks;
+  return factor_options;
+}
+
+double NewtonSolver::State::diagonal(Index column) const {
+  const Offset position = diagonal_position[column];
+  return position < 0 ? 0.0 : hessian.lower.values[position];
+}
+
+bool NewtonSolver::State::fail(NewtonStatistics& stats, const std::string& why) const {
+  stats.failure = std::string(method_name(method)) + ": " + why;
+  return false;
+}
+
+double NewtonSolver::State::evaluate_energy(NonlinearProblem& problem, std::span<const double> x,
+                                            NewtonStatistics& stats) {
+  const StopWatch watch(stats.evaluation_seconds);
+  return problem.energy(x);
+}
+
+void NewtonSolver::State::evaluate_gradient(NonlinearProblem& problem, std::span<const double> x,
+                                            std::span<double> out, NewtonStatistics& stats) {
+  const StopWatch watch(stats.evaluation_seconds);
+  problem.gradient(x, out);
+}
+
+void NewtonSolver::State::assemble_hessian(NonlinearProblem& problem, std::span<const double> x,
+                                           NewtonStatistics& stats) {
+  const StopWatch watch(stats.assembly_seconds);
+  problem.hessian(x, hessian);
+}
+
+bool NewtonSolver::State::evaluate_initial_guess(NonlinearProblem& problem, std::span<const double> x,
+                                                 NewtonStatistics& stats) {
+  energy = evaluate_energy(problem, x, stats);
+  evaluate_gradient(problem, x, gradient, stats);
+  stats.initial_gradient_norm = stats.final_gradient_norm = linalg::norm2(gradient);
+  if (std::isfinite(energy) && std::isfinite(stats.initial_gradient_norm)) return true;
+  return fail(stats, "the initial guess is not admissible (E = " + std::to_string(energy) +
+                         ", ‖∇E‖ = " + std::to_string(stats.initial_gradient_norm) + ")");
+}
+
+bool NewtonSolver::State::prepare_step_factor(NonlinearProblem& problem, std::span<const double> x,
+                                              const StepContext& step, NewtonStatistics& stats) {
+  if (uses_step_start_factor(method)) return prepare_reference_factor(problem, x, step, stats);
+  if (method == NewtonMethod::hybrid_refactored) {
+    // HYBRID-R brings its factor up to date once, at the point the solve starts from.
+    return refresh_refactored_factor(problem, x, stats);
+  }
+  return true;  // NEWTON-D, -I and -R form their systems every iteration
+}
+
+bool NewtonSolver::State::prepare_reference_factor(NonlinearProblem& problem, std::span<const double> x,
+                                                   const StepContext& step, NewtonStatistics& stats) {
+  // Thesis §5.5.2.3: the factor may serve refactor_every calls before it is recomputed.
+  if (!reference_valid || calls % options.refactor_every == 0) {
+    const std::span<const double> start = step.start.empty() ? std::span<const double>(x) : step.start;
+    const std::span<const double> velocity = step.velocity.empty() ? std::span<const double>(zero_velocity)
+                                                                    : step.velocity;
+    reference_valid = factor_reference(problem, start, velocity, stats);
+    if (!reference_valid) return false;
+    time_since_reference = 0.0;
+  }
+  // Eq. 5.4: Δt is the time elapsed since the reference, up to this call's solution.
+  time_since_reference += step.time_step;
+  if (is_extrapolated(method)) extrapolate_reference(stats);
+  return true;
+}
+
+bool NewtonSolver::State::factor_reference(NonlinearProblem& problem, std::span<const double> start,
+                                           std::span<const double> velocity, NewtonStatistics& stats) {
+  assemble_hessian(problem, start, stats);
+  if (!is_extrapolated(method)) return factorize_hessian(false, "A(x_k)", stats);
+  {
+    const StopWatch watch(stats.assembly_seconds);
+    problem.hessian_rate(start, velocity, hessian_rate);
+  }
+  const StopWatch watch(stats.factor_seconds);
+  ++stats.factorizations;
+  ++stats.derivative_factorizations;
+  // Algorithm 5.5 line 3: (L, L̇) = dchol(A, Ȧ).
+  if (!derivative->factorize_with_derivative(hessian, hessian_rate, factor_options(false)).ok()) {
+    return fail(stats, "factorization of A(x_k) with its derivative failed: " + derivative->status().message);
+  }
+  extrapolated.emplace(*derivative);
+  return true;
+}
+
+void NewtonSolver::State::extrapolate_reference(NewtonStatistics& stats) {
+  const StopWatch watch(stats.factor_seconds);
+  if (extrapolated->extrapolate(time_since_reference).ok()) {
+    active_factor = &extrapolated->factor();
+    return;
+  }
+  // Fig. 5.2b: the extrapolation overshot until L̃ is no factor at all; the frozen L of the
+  // reference still is one, so the solve goes on as …-L0 would.
+  active_factor = &derivative->factor();
+  ++stats.extrapolation_fallbacks;
+}
+
+bool NewtonSolver::State::factorize_hessian(bool retain_update_blocks, const char* what, NewtonStatistics& stats) {
+  {
+    const StopWatch watch(stats.factor_seconds);
+    factor->factorize(hessian, factor_options(retain_update_blocks));
+  }
+  ++stats.factorizations;
+  if (!factor->ok()) return fail(stats, std::string("factorization of ") + what + " failed: " + factor->status().message);
+  active_factor = &*factor;
+  return true;
+}
+
+bool NewtonSolver::State::refresh_refactored_factor(NonlinearProblem& problem, std::span<const double> x,
+                                                    NewtonStatistics& stats) {
+  if (const std::optional<bool> refreshed = refresh_by_blocks(problem, x, stats)) return *refreshed;
+  assemble_hessian(problem, x, stats);
+  return refresh_by_columns(stats);
+}
+
+// The block route (seed 000 §4.3–4.4): the problem says which element blocks moved beyond the
+// tolerance and hands over the matrix with only those taken anew — a sum of positive
+// semi-definite blocks, so the refactorization cannot meet a non-positive pivot the way a
+// column-wise mix of old and new values can. nullopt when the problem has no blocks, else
+// whether the factor is ready.
+std::optional<bool> NewtonSolver::State::refresh_by_blocks(NonlinearProblem& problem, std::span<const double> x,
+                                                           NewtonStatistics& stats) {
+  if (!refactorable) problem.reset_selective_hessian();
+  bool selective = false;
+  {
+    const StopWatch watch(stats.assembly_seconds);
+    selective = problem.selective_hessian(x, options.refactor_tolerance, hessian, factored_matrix, changed_columns);
+  }
+  if (!selective) return std::nullopt;
+  if (!refactorable) {
+    // Every block was taken anew: the factored matrix is the Hessian itself.
+    refactorable = factorize_hessian(true, "∇²E", stats);
+    return refactorable;
+  }
+  if (changed_columns.empty() ||
+      refactorize(factor::ChangedEntries::columns(changed_columns), factored_matrix, stats)) {
+    active_factor = &*factor;
+    return true;
+  }
+  // Rounding can still leave a pivot that is not positive: start over from the exact Hessian.
+  problem.reset_selective_hessian();
+  {
+    const StopWatch watch(stats.assembly_seconds);
+    problem.selective_hessian(x, options.refactor_tolerance, hessian, factored_matrix, changed_columns);
+  }
+  refactorable = factorize_hessian(true, "∇²E", stats);
+  return refactorable;
+}
+
+// The column route, for problems without element blocks: columns whose entries moved beyond
+// the tolerance are refactorized with their new values. A mix of old and new columns need not
+// be positive definite; when the refactorization meets such a pivot, the factor starts over
+// from the whole current Hessian.
+bool NewtonSolver::State::refresh_by_columns(NewtonStatistics& stats) {
+  if (!refactorable) return restart_refactored_factor(stats);
+  mark_changed_columns();
+  const auto changed = factor::ChangedEntries::columns(changed_columns);
+  const std::vector<char> recomputed = factor->supernodes_to_recompute(changed);
+  if (!refactorize(changed, hessian, stats)) return restart_refactored_factor(stats);
+  record_factored_values(recomputed);
+  return true;
+}
+
+bool NewtonSolver::State::restart_refactored_factor(NewtonStatistics& stats) {
+  refactorable = factorize_hessian(true, "∇²E", stats);
+  if (refactorable) factored_values = hessian.lower.values;
+  return refactorable;
+}
+
+bool NewtonSolver::State::refactorize(const factor::ChangedEntries& changed, const linalg::SymmetricCscMatrix& matrix,
+                                      NewtonStatistics& stats) {
+  {
+    const StopWatch watch(stats.factor_seconds);
+    factor->refactorize(changed, matrix, factor_options(true));
+  }
+  ++stats.refactorizations;
+  if (full_factorization_flops > 0.0) {
+    stats.refactorized_flop_fraction += factor->stats().recomputed_flops / full_factorization_flops;
+  }
+  if (!factor->ok()) {
+    refactorable = false;
+    active_factor = nullptr;
+    return false;
+  }
+  active_factor = &*factor;
+  return true;
+}
+
+void NewtonSolver::State::mark_changed_columns() {
+  // An entry counts as changed when it moved by more than refactor_tolerance relative to the
+  // geometric mean of the two pivots it couples, √(A_ii·A_jj) of the new Hessian: the
+  // scale-free size a Cholesky step sees (seed 000 §4.4 refactorizes only where the matrix
+  // moved). Tolerance 0 marks every change, so the factor is exact (NEWTON-D).
+  changed_columns.clear();
+  const linalg::CscMatrix& a = hessian.lower;
+  for (Index j = 0; j < a.cols; ++j) {
+    const double diagonal_j = diagonal(j);
+    for (Offset p = a.col_ptr[j]; p < a.col_ptr[j + 1]; ++p) {
+      const double scale = std::sqrt(std::abs(diagonal(a.row_idx[p]) * diagonal_j));
+      if (std::abs(a.values[p] - factored_values[p]) > options.refactor_tolerance * scale) {
+        changed_columns.push_back(j);
+        break;
+      }
+    }
+  }
+}
+
+void NewtonSolver::State::record_factored_values(std::span<const char> recomputed) {
+  // A recomputed supernode assembled the current values of exactly its own entries of A;
+  // every other supernode still holds the factorization of the values it saw before.
+  for (Index s = 0; s < symbolic->supernode_count(); ++s) {
+    if (!recomputed[s]) continue;
+    for (const std::int64_t source : symbolic->a_sources(s)) {
+      factored_values[static_cast<std::size_t>(source)] = hessian.lower.values[static_cast<std::size_t>(source)];
+    }
+  }
+}
+
+void NewtonSolver::State::iterate(NonlinearProblem& problem, std::span<double> x, int iteration_limit,
+                                  NewtonStatistics& stats) {
+  // Thesis §5.5: ‖∇E‖ ≤ max(absolute, relative·‖∇E(x₀)‖).
+  const double tolerance = std::max(options.absolute_tolerance, options.relative_tolerance * stats.initial_gradient_norm);
+  Phase phase = is_hybrid(method) ? Phase::quasi_newton : Phase::newton;
+  const auto switch_to_newton = [&] {
+    stats.switched_to_newton = true;
+    phase = Phase::newton;
+  };
+  // An iteration is one direction and its line search, whether or not the search succeeds.
+  while (stats.final_gradient_norm > tolerance && stats.iterations < iteration_limit) {
+    if (phase == Phase::quasi_newton && stats.quasi_newton_iterations >= options.quasi_newton_iterations) {
+      switch_to_newton();
+    }
+    if (!compute_direction(phase, problem, x, stats)) break;
+    ++stats.iterations;
+    ++(phase == Phase::quasi_newton ? stats.quasi_newton_iterations : stats.newton_iterations);
+    if (line_search(problem, x, stats)) continue;
+    ++stats.failed_line_searches;
+    if (phase == Phase::newton) {
+      fail(stats, "the line search failed at iteration " + std::to_string(stats.iterations) +
+                      " (no descent direction, or no step of " + std::to_string(options.line_search_halvings) +
+                      " halvings lowered E)");
+      break;
+    }
+    switch_to_newton();  // thesis §5.5.1.1: a failed quasi-Newton line search hands over to Newton
+  }
+  stats.converged = stats.final_gradient_norm <= tolerance;
+}
+
+bool NewtonSolver::State::compute_direction(Phase phase, NonlinearProblem& problem, std::span<const double> x,
+                                            NewtonStatistics& stats) {
+  if (phase == Phase::quasi_newton) return factor_direction(stats);  // Algorithm 5.3
+  if (method == NewtonMethod::newton_refactored || method == NewtonMethod::hybrid_refactored) {
+    return refresh_refactored_factor(problem, x, stats) && factor_pcg_direction(stats);
+  }
+  assemble_hessian(problem, x, stats);
+  switch (method) {
+    case NewtonMethod::newton_direct:
+      return factorize_hessian(false, "∇²E", stats) && factor_direction(stats);
+    case NewtonMethod::newton_iterative:
+      return jacobi_pcg_direction(stats);
+    default:  // …-L0, …-L1: Algorithm 5.4 with the step's factor as it is
+      return factor_pcg_direction(stats);
+  }
+}
+
+bool NewtonSolver::State::factor_direction(NewtonStatistics& stats) {
+  const StopWatch watch(stats.solve_seconds);
+  std::transform(gradient.begin(), gradient.end(), direction.begin(), [](double g) { return -g; });
+  active_factor->solve(direction);
+  return true;
+}
+
+bool NewtonSolver::State::factor_pcg_direction(NewtonStatistics& stats) {
+  const factor::Factor& preconditioner = *active_factor;
+  return pcg_direction(
+      [&preconditioner](std::span<const double> r, std::span<double> z) {
+        std::copy(r.begin(), r.end(), z.begin());
+        preconditioner.solve(z);
+      },
+      stats);
+}
+
+bool NewtonSolver::State::jacobi_pcg_direction(NewtonStatistics& stats) {
+  Preconditioner jacobi;
+  try {
+    jacobi = jacobi_preconditioner(hessian);
+  } catch (const std::invalid_argument& error) {  // a diagonal entry ≤ 0: ∇²E is not SPD
+    return fail(stats, std::string("Jacobi preconditioner of ∇²E: ") + error.what());
+  }
+  return pcg_direction(jacobi, stats);
+}
+
+bool NewtonSolver::State::pcg_direction(const Preconditioner& preconditioner, NewtonStatistics& stats) {
+  const StopWatch watch(stats.solve_seconds);
+  std::transform(gradient.begin(), gradient.end(), negative_gradient.begin(), [](double g) { return -g; });
+  std::fill(direction.begin(), direction.end(), 0.0);
+  try {
+    // Thesis §5.5: a loose relative tolerance (1e-2) is enough for the Newton iteration.
+    const ConjugateGradientResult result =
+        conjugate_gradient(symmetric_operator(hessian), preconditioner, negative_gradient, direction,
+                           {.relative_tolerance = options.pcg_tolerance, .max_iterations = options.pcg_max_iterations});
+    stats.pcg_iterations += result.iterations;
+  } catch (const std::runtime_error& error) {  // pᵀAp ≤ 0: ∇²E is not SPD
+    return fail(stats, std::string("PCG on ∇²E: ") + error.what());
+  }
+  return true;  // an unconverged PCG still gives a direction; the line search judges it
+}
+
+bool NewtonSolver::State::line_search(NonlinearProblem& problem, std::span<double> x, NewtonStatistics& stats) {
+  const double slope = dot(gradient, direction);
+  if (!(slope < 0.0)) return false;
+  double step = 1.0;
+  for (int halving = 0; halving <= options.line_search_halvings; ++halving, step *= 0.5) {
+    for (std::size_t i = 0; i < x.size(); ++i) trial[i] = x[i] + step * direction[i];
+    if (accept_trial(problem, step, slope, stats)) {
+      std::copy(trial.begin(), trial.end(), x.begin());
+      gradient.swap(trial_gradient);
+      stats.final_gradient_norm = linalg::norm2(gradient);
+      return true;
+    }
+  }
+  return false;
+}
+
+bool NewtonSolver::State::accept_trial(NonlinearProblem& problem, double step, double slope,
+                                       NewtonStatistics& stats) {
+  const double trial_energy = evaluate_energy(problem, trial, stats);
+  const bool decreased = trial_energy <= energy + options.armijo_constant * step * slope;
+  // Near convergence the decrease gᵀd/2 falls below the rounding error of E itself and the
+  // Armijo test turns into a coin toss. There the approximate Armijo condition of Hager &
+  // Zhang (SIAM J. Optim. 16(1), 2005, eq. 4.1) judges the step by the directional derivative
+  // instead: ∇E(x + αd)ᵀd ≤ (2c − 1)·gᵀd, which for a quadratic E is the Armijo condition.
+  const bool within_rounding = std::abs(trial_energy - energy) <= energy_rounding_band * std::abs(energy);
+  if (!decreased && !within_rounding) return false;
+  evaluate_gradient(problem, trial, trial_gradient, stats);
+  if (!decreased && dot(trial_gradient, direction) > (2.0 * options.armijo_constant - 1.0) * slope) return false;
+  energy = trial_energy;
+  return true;
+}
+
+NewtonSolver::NewtonSolver(NewtonMethod method, NewtonOptions options) {
+  check_options(options);
+  state_ = std::make_unique<State>(method, std::move(options));
+}
+
+NewtonSolver::~NewtonSolver() = default;
+NewtonSolver::NewtonSolver(NewtonSolver&&) noexcept = default;
+NewtonSolver& NewtonSolver::operator=(NewtonSolver&&) noexcept = default;
+
+NewtonStatistics NewtonSolver::solve(NonlinearProblem& problem, std::span<double> x, const StepContext& step) {
+  check_sizes(problem, x, step);
+  const auto start = Clock::now();
+  State& s = *state_;
+  NewtonStatistics stats;
+  s.ensure_analysis(problem);
+  if (s.evaluate_initial_guess(problem, x, stats) && s.prepare_step_factor(problem, x, step, stats)) {
+    s.iterate(problem, x, step.iteration_limit > 0 ? step.iteration_limit : s.options.max_iterations, stats);
+  }
+  ++s.calls;
+  if (stats.refactorizations > 0) stats.refactorized_flop_fraction /= stats.refactorizations;
+  stats.total_seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  return stats;
+}
+
+NewtonMethod NewtonSolver::method() const { return state_->method; }
+const NewtonOptions& NewtonSolver::options() const { return state_->options; }
+
+}  // namespace cholsim::solvers
