@@ -47,6 +47,7 @@ struct DynamicsCommandOptions {
   int frames = 0;          ///< 0: the scene's duration
   int refactor_every = 1;
   double refactor_tolerance = 0.05;
+  double refresh_ratio = 0.5;
   int quasi_newton_iterations = 40;
   std::string out = "dynamics-out";
   int threads = 2;
@@ -248,6 +249,7 @@ int run_dynamics(const DynamicsCommandOptions& flags) {
   solvers::NewtonOptions newton;
   newton.refactor_every = flags.refactor_every;
   newton.refactor_tolerance = flags.refactor_tolerance;
+  newton.refresh_ratio = flags.refresh_ratio;
   newton.quasi_newton_iterations = flags.quasi_newton_iterations;
   newton.threads = flags.threads;
   newton.dofs_per_node = 3;
@@ -342,6 +344,11 @@ void add_dynamics_command(CLI::App& app, CommandAction& action) {
   command->add_option("--refactor-tolerance", flags->refactor_tolerance,
                       "newton-r / hybrid-r: relative change of a column that triggers its refactorization")
       ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  command->add_option("--refresh-ratio", flags->refresh_ratio,
+                      "hybrid-r: refactorize (incrementally) when a quasi-Newton iteration reduces the gradient by "
+                      "less than this factor")
+      ->check(CLI::Range(0.0, 1.0))
       ->capture_default_str();
   command->add_option("--quasi-newton-iterations", flags->quasi_newton_iterations,
                       "Hybrid solvers: quasi-Newton iterations before switching to Newton")

@@ -10,6 +10,7 @@
 
 #include "fem/materials/symmetric_eigensystem.hpp"
 #include "linalg/svd3.hpp"
+#include "solvers/nonlinear/named_choices.hpp"
 
 namespace cholsim::fem {
 namespace {
@@ -513,31 +514,19 @@ void contract_with_shape_gradients(const StressDerivative& h, const std::array<V
 
 }  // namespace
 
-std::string_view model_name(HyperelasticModel model) {
-  switch (model) {
-    case HyperelasticModel::corotated:
-      return "corotated";
-    case HyperelasticModel::fixed_corotated:
-      return "fixed-corotated";
-    case HyperelasticModel::stvk:
-      return "stvk";
-    case HyperelasticModel::stable_neo_hookean:
-      return "snh";
-  }
-  return "unknown";
-}
+// The first name of each model is the one model_name gives.
+constexpr solvers::NameTable<HyperelasticModel, 5> model_names{{
+    {HyperelasticModel::corotated, "corotated"},
+    {HyperelasticModel::fixed_corotated, "fixed-corotated"},
+    {HyperelasticModel::stvk, "stvk"},
+    {HyperelasticModel::stable_neo_hookean, "snh"},
+    {HyperelasticModel::stable_neo_hookean, "stable-neo-hookean"},
+}};
+
+std::string_view model_name(HyperelasticModel model) { return solvers::choice_name(model_names, model, "model_name"); }
 
 HyperelasticModel parse_model(std::string_view name) {
-  std::string lower(name);
-  std::transform(lower.begin(), lower.end(), lower.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  for (HyperelasticModel model : {HyperelasticModel::corotated, HyperelasticModel::fixed_corotated,
-                                  HyperelasticModel::stvk, HyperelasticModel::stable_neo_hookean}) {
-    if (lower == model_name(model)) return model;
-  }
-  if (lower == "stable-neo-hookean") return HyperelasticModel::stable_neo_hookean;
-  throw std::invalid_argument("unknown hyperelastic model '" + std::string(name) +
-                              "' (accepted: corotated, fixed-corotated, stvk, snh, stable-neo-hookean)");
+  return solvers::parse_choice(model_names, name, "hyperelastic model");
 }
 
 double energy_density(const HyperelasticMaterial& material, const Mat3& f) {

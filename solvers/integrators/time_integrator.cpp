@@ -10,13 +10,15 @@
 #include <string>
 #include <utility>
 
+#include "solvers/nonlinear/named_choices.hpp"
+
 namespace cholsim::solvers {
 namespace {
 
 using Clock = std::chrono::steady_clock;
 using linalg::Offset;
 
-constexpr std::array<std::pair<IntegratorKind, std::string_view>, 5> integrator_names{{
+constexpr NameTable<IntegratorKind, 5> integrator_names{{
     {IntegratorKind::quasistatic, "quasistatic"},
     {IntegratorKind::baraff, "baraff"},
     {IntegratorKind::bdf1, "bdf1"},
@@ -26,10 +28,6 @@ constexpr std::array<std::pair<IntegratorKind, std::string_view>, 5> integrator_
 
 /// SDIRK2's α = (2 − √2)/2 (seed 002 eq. C.7–C.8): L-stable and second order.
 const double sdirk2_alpha = 1.0 - 1.0 / std::sqrt(2.0);
-
-bool equals_ignoring_case(std::string_view a, std::string_view b) {
-  return std::ranges::equal(a, b, [](unsigned char x, unsigned char y) { return std::tolower(x) == std::tolower(y); });
-}
 
 using Term = std::pair<double, std::span<const double>>;
 
@@ -69,10 +67,6 @@ double damping_quadratic_form(const linalg::SymmetricCscMatrix& damping, std::sp
   return sum;
 }
 
-void scale_values(linalg::SymmetricCscMatrix& matrix, double scale) {
-  for (double& value : matrix.lower.values) value *= scale;
-}
-
 void require_size(std::size_t size, Index n, const char* what) {
   if (size != static_cast<std::size_t>(n)) {
     throw std::invalid_argument(std::string(what) + " has " + std::to_string(size) + " entries, the system " +
@@ -82,28 +76,20 @@ void require_size(std::size_t size, Index n, const char* what) {
 
 }  // namespace
 
-std::string_view integrator_name(IntegratorKind kind) {
-  for (const auto& [known, name] : integrator_names) {
-    if (known == kind) return name;
-  }
-  throw std::invalid_argument("integrator_name: unknown IntegratorKind " + std::to_string(static_cast<int>(kind)));
-}
+std::string_view integrator_name(IntegratorKind kind) { return choice_name(integrator_names, kind, "integrator_name"); }
 
-IntegratorKind parse_integrator(std::string_view name) {
-  std::string accepted;
-  for (const auto& [kind, known] : integrator_names) {
-    if (equals_ignoring_case(name, known)) return kind;
-    accepted += (accepted.empty() ? "" : ", ") + std::string(known);
-  }
-  throw std::invalid_argument("unknown integrator \"" + std::string(name) + "\"; expected one of " + accepted);
-}
+IntegratorKind parse_integrator(std::string_view name) { return parse_choice(integrator_names, name, "integrator"); }
 
 int solves_per_step(IntegratorKind kind) { return kind == IntegratorKind::sdirk2 ? 2 : 1; }
 
 // ---------------------------------------------------------------------------------------------
 // IncrementalPotential
 
-IncrementalPotential::IncrementalPotential(MechanicalSystem& system, Terms terms) : system_(system), terms_(terms) {
+IncrementalPotential::IncrementalPotential(MechanicalSystem& system, Terms terms)
+    : system_(system),
+      terms_(terms),
+      inertia_weight_(terms.inertia_scale / (terms.a * terms.a)),
+      damping_weight_(1.0 / terms.a) {
   const Index n = system.size();
   if (terms.inertia_scale != 0.0) require_size(terms.predicted.size(), n, "IncrementalPotential: predicted");
   if (terms.damping != nullptr) {
@@ -117,47 +103,44 @@ IncrementalPotential::IncrementalPotential(MechanicalSystem& system, Terms terms
 Index IncrementalPotential::size() const { return system_.size(); }
 
 double IncrementalPotential::energy(std::span<const double> x) {
-  double e = terms_.a * terms_.a * system_.potential(x);
-  if (terms_.inertia_scale != 0.0) {
+  double e = system_.potential(x);
+  if (inertia_weight_ != 0.0) {
     const auto masses = system_.masses();
     double inertia = 0.0;
     for (std::size_t i = 0; i < x.size(); ++i) {
       inertia += masses[i] * (x[i] - terms_.predicted[i]) * (x[i] - terms_.predicted[i]);
     }
-    e += 0.5 * terms_.inertia_scale * inertia;
+    e += 0.5 * inertia_weight_ * inertia;
   }
-  if (terms_.damping != nullptr) e += 0.5 * terms_.a * damping_quadratic_form(*terms_.damping, x, terms_.base);
+  if (terms_.damping != nullptr) e += 0.5 * damping_weight_ * damping_quadratic_form(*terms_.damping, x, terms_.base);
   return e;
 }
 
 void IncrementalPotential::gradient(std::span<const double> x, std::span<double> gradient) {
   system_.potential_gradient(x, gradient);
-  const double a_squared = terms_.a * terms_.a;
-  for (double& g : gradient) g *= a_squared;
-  if (terms_.inertia_scale != 0.0) {
+  if (inertia_weight_ != 0.0) {
     const auto masses = system_.masses();
     for (std::size_t i = 0; i < x.size(); ++i) {
-      gradient[i] += terms_.inertia_scale * masses[i] * (x[i] - terms_.predicted[i]);
+      gradient[i] += inertia_weight_ * masses[i] * (x[i] - terms_.predicted[i]);
     }
   }
-  if (terms_.damping != nullptr) add_damping_gradient(*terms_.damping, x, terms_.base, terms_.a, gradient);
+  if (terms_.damping != nullptr) add_damping_gradient(*terms_.damping, x, terms_.base, damping_weight_, gradient);
 }
 
 const linalg::SymmetricCscMatrix& IncrementalPotential::hessian_pattern() const { return system_.pattern(); }
 
 void IncrementalPotential::hessian(std::span<const double> x, linalg::SymmetricCscMatrix& hessian) {
   system_.potential_hessian(x, hessian);
-  scale_values(hessian, terms_.a * terms_.a);
   if (terms_.damping != nullptr) {
     for (std::size_t k = 0; k < hessian.lower.values.size(); ++k) {
-      hessian.lower.values[k] += terms_.a * terms_.damping->lower.values[k];
+      hessian.lower.values[k] += damping_weight_ * terms_.damping->lower.values[k];
     }
   }
   add_inertia(hessian);
 }
 
 void IncrementalPotential::add_inertia(linalg::SymmetricCscMatrix& hessian) const {
-  if (terms_.inertia_scale == 0.0) return;
+  if (inertia_weight_ == 0.0) return;
   const auto masses = system_.masses();
   const linalg::CscMatrix& h = hessian.lower;
   for (Index j = 0; j < h.cols; ++j) {
@@ -166,15 +149,15 @@ void IncrementalPotential::add_inertia(linalg::SymmetricCscMatrix& hessian) cons
       throw std::logic_error("IncrementalPotential: the system's pattern has no diagonal entry in column " +
                              std::to_string(j) + " for the mass");
     }
-    hessian.lower.values[first] += terms_.inertia_scale * masses[j];
+    hessian.lower.values[first] += inertia_weight_ * masses[j];
   }
 }
 
 bool IncrementalPotential::selective_hessian(std::span<const double> x, double tolerance,
                                              linalg::SymmetricCscMatrix& hessian, linalg::SymmetricCscMatrix& factored,
                                              std::vector<Index>& changed_dofs) {
-  const double damping_scale = terms_.damping != nullptr ? terms_.a : 0.0;
-  if (!system_.selective_potential_hessian(x, terms_.a * terms_.a, damping_scale, tolerance, hessian, factored,
+  const double damping_scale = terms_.damping != nullptr ? damping_weight_ : 0.0;
+  if (!system_.selective_potential_hessian(x, 1.0, damping_scale, tolerance, hessian, factored,
                                            changed_dofs)) {
     return false;
   }
@@ -190,7 +173,6 @@ void IncrementalPotential::hessian_rate(std::span<const double> x, std::span<con
                                         linalg::SymmetricCscMatrix& rate) {
   // M and the frozen D do not move with x: only a²·∇²V does (seed 002 eq. 5.2, Ḋ = 0).
   system_.potential_hessian_rate(x, velocity, rate);
-  scale_values(rate, terms_.a * terms_.a);
 }
 
 // ---------------------------------------------------------------------------------------------

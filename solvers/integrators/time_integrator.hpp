@@ -5,8 +5,10 @@
 //  * baraff (C.2.2): BDF1 with a single Newton iteration (linearly implicit, Baraff–Witkin);
 //  * bdf1 (C.2.1), bdf2 (C.2.4, started by one SDIRK2 step), sdirk2 (C.2.5, two solves).
 // Every solve is the minimization of an incremental potential
-//   E(x) = ½‖x − x̂‖²_M + a²·V(x) + ½·a·(x − x_b)ᵀ·D·(x − x_b),   v⁽ᵏ⁺¹⁾ = (x − x_b)/a,
-// whose gradient and Hessian are exactly the b_i and A_i of eq. C.2, C.6, C.9, C.10:
+//   E(x) = ½‖x − x̂‖²_M/a² + V(x) + ½·(x − x_b)ᵀ·D·(x − x_b)/a,   v⁽ᵏ⁺¹⁾ = (x − x_b)/a,
+// whose gradient and Hessian are the b_i and A_i of eq. C.2, C.6, C.9, C.10 divided by a²: the
+// same Newton directions, with ∇E in units of force, so that an absolute tolerance means the
+// same (newtons of residual force) for a 2 kg bunny at h = 3 ms as for a quasistatic bar:
 //   BDF1:   a = h,      x_b = x⁽ᵏ⁾,                     x̂ = x⁽ᵏ⁾ + h·v⁽ᵏ⁾;
 //   BDF2:   a = 2h/3,   x_b = (4x⁽ᵏ⁾ − x⁽ᵏ⁻¹⁾)/3,       x̂ = x_b + (8h·v⁽ᵏ⁾ − 2h·v⁽ᵏ⁻¹⁾)/9;
 //   SDIRK2 (α = 1 − 1/√2), stage 1: a = αh, x_b = x⁽ᵏ⁾, x̂ = x⁽ᵏ⁾ + αh·v⁽ᵏ⁾;
@@ -107,6 +109,8 @@ class IncrementalPotential final : public NonlinearProblem {
 
   MechanicalSystem& system_;
   Terms terms_;
+  double inertia_weight_;  ///< inertia_scale/a²
+  double damping_weight_;  ///< 1/a
 };
 
 }  // namespace cholsim::solvers

@@ -17,6 +17,7 @@
 #include "factor/update/changed_supernodes.hpp"
 #include "linalg/vector_norms.hpp"
 #include "solvers/cg/conjugate_gradient.hpp"
+#include "solvers/nonlinear/named_choices.hpp"
 
 namespace cholsim::solvers {
 namespace {
@@ -24,7 +25,7 @@ namespace {
 using Clock = std::chrono::steady_clock;
 using linalg::Offset;
 
-constexpr std::array<std::pair<NewtonMethod, std::string_view>, 8> method_names{{
+constexpr NameTable<NewtonMethod, 8> method_names{{
     {NewtonMethod::newton_direct, "newton-d"},
     {NewtonMethod::newton_iterative, "newton-i"},
     {NewtonMethod::newton_frozen, "newton-l0"},
@@ -66,10 +67,6 @@ bool uses_step_start_factor(NewtonMethod method) {
   return is_extrapolated(method) || method == NewtonMethod::newton_frozen || method == NewtonMethod::hybrid_frozen;
 }
 
-bool equals_ignoring_case(std::string_view a, std::string_view b) {
-  return std::ranges::equal(a, b, [](unsigned char x, unsigned char y) { return std::tolower(x) == std::tolower(y); });
-}
-
 double dot(std::span<const double> a, std::span<const double> b) {
   double sum = 0.0;
   for (std::size_t i = 0; i < a.size(); ++i) sum += a[i] * b[i];
@@ -86,6 +83,7 @@ void check_options(const NewtonOptions& options) {
   require(options.refactor_every >= 1, "refactor_every must be at least 1");
   require(options.refactor_tolerance >= 0.0, "refactor_tolerance must not be negative");
   require(options.pcg_tolerance > 0.0, "pcg_tolerance must be positive");
+  require(options.refresh_ratio >= 0.0 && options.refresh_ratio <= 1.0, "refresh_ratio must lie in [0, 1]");
   require(options.dofs_per_node >= 1, "dofs_per_node must be at least 1");
 }
 
@@ -104,21 +102,9 @@ void check_sizes(const NonlinearProblem& problem, std::span<const double> x, con
 
 }  // namespace
 
-std::string_view method_name(NewtonMethod method) {
-  for (const auto& [known, name] : method_names) {
-    if (known == method) return name;
-  }
-  throw std::invalid_argument("method_name: unknown NewtonMethod " + std::to_string(static_cast<int>(method)));
-}
+std::string_view method_name(NewtonMethod method) { return choice_name(method_names, method, "method_name"); }
 
-NewtonMethod parse_method(std::string_view name) {
-  std::string accepted;
-  for (const auto& [method, known] : method_names) {
-    if (equals_ignoring_case(name, known)) return method;
-    accepted += (accepted.empty() ? "" : ", ") + std::string(known);
-  }
-  throw std::invalid_argument("unknown Newton method \"" + std::string(name) + "\"; expected one of " + accepted);
-}
+NewtonMethod parse_method(std::string_view name) { return parse_choice(method_names, name, "Newton method"); }
 
 struct NewtonSolver::State {
   State(NewtonMethod solver_method, NewtonOptions solver_options)
@@ -151,7 +137,7 @@ struct NewtonSolver::State {
   bool refactorable = false;
   std::vector<double> factored_values;        ///< column route: the values factored
   linalg::SymmetricCscMatrix factored_matrix;  ///< block route: the problem's factored matrix
-  std::vector<Index> changed_columns;
+  std::vector<Index> changed_columns;  ///< of the last refresh: empty when nothing had moved
 
   linalg::SymmetricCscMatrix hessian, hessian_rate;
   std::vector<double> gradient, negative_gradient, direction, trial, trial_gradient, zero_velocity;
@@ -159,6 +145,7 @@ struct NewtonSolver::State {
 
   void ensure_analysis(const NonlinearProblem& problem);
   void reset_factors();
+
   [[nodiscard]] factor::FactorOptions factor_options(bool retain_update_blocks) const;
   [[nodiscard]] double diagonal(Index column) const;
   bool fail(NewtonStatistics& stats, const std::string& why) const;
@@ -188,6 +175,8 @@ struct NewtonSolver::State {
   void record_factored_values(std::span<const char> recomputed);
 
   void iterate(NonlinearProblem& problem, std::span<double> x, int iteration_limit, NewtonStatistics& stats);
+  bool refresh_when_slow(Phase phase, double previous_norm, NonlinearProblem& problem, std::span<const double> x,
+                         NewtonStatistics& stats);
   bool compute_direction(Phase phase, NonlinearProblem& problem, std::span<const double> x, NewtonStatistics& stats);
   bool factor_direction(NewtonStatistics& stats);
   bool factor_pcg_direction(NewtonStatistics& stats);
@@ -475,6 +464,8 @@ void NewtonSolver::State::iterate(NonlinearProblem& problem, std::span<double> x
     stats.switched_to_newton = true;
     phase = Phase::newton;
   };
+  // HYBRID-R: whether the factor was brought up to date at the current iterate.
+  bool factor_is_current = method == NewtonMethod::hybrid_refactored;
   // An iteration is one direction and its line search, whether or not the search succeeds.
   while (stats.final_gradient_norm > tolerance && stats.iterations < iteration_limit) {
     if (phase == Phase::quasi_newton && stats.quasi_newton_iterations >= options.quasi_newton_iterations) {
@@ -483,7 +474,14 @@ void NewtonSolver::State::iterate(NonlinearProblem& problem, std::span<double> x
     if (!compute_direction(phase, problem, x, stats)) break;
     ++stats.iterations;
     ++(phase == Phase::quasi_newton ? stats.quasi_newton_iterations : stats.newton_iterations);
-    if (line_search(problem, x, stats)) continue;
+    const double previous_norm = stats.final_gradient_norm;
+    if (line_search(problem, x, stats)) {
+      factor_is_current = refresh_when_slow(phase, previous_norm, problem, x, stats);
+      // Slow although no block had moved beyond the tolerance: the factor is as current as it
+      // gets, so quasi-Newton cannot do better; Newton-PCG corrects what the tolerance leaves.
+      if (factor_is_current && changed_columns.empty()) switch_to_newton();
+      continue;
+    }
     ++stats.failed_line_searches;
     if (phase == Phase::newton) {
       fail(stats, "the line search failed at iteration " + std::to_string(stats.iterations) +
@@ -491,9 +489,26 @@ void NewtonSolver::State::iterate(NonlinearProblem& problem, std::span<double> x
                       " halvings lowered E)");
       break;
     }
+    // HYBRID-R retries quasi-Newton once with its factor brought to the current iterate.
+    if (method == NewtonMethod::hybrid_refactored && !factor_is_current) {
+      if (!refresh_refactored_factor(problem, x, stats)) break;
+      factor_is_current = true;
+      continue;
+    }
     switch_to_newton();  // thesis §5.5.1.1: a failed quasi-Newton line search hands over to Newton
   }
   stats.converged = stats.final_gradient_norm <= tolerance;
+}
+
+// HYBRID-R's quasi-Newton phase: when an iteration reduced ‖∇E‖ by less than refresh_ratio,
+// the factor has gone stale for this solve, and bringing it to the current iterate costs only
+// the blocks that moved (seed 000 §4.4's "update where the error is") — instead of carrying on
+// with slow linear convergence or handing over to Newton-PCG. Returns whether it refreshed.
+bool NewtonSolver::State::refresh_when_slow(Phase phase, double previous_norm, NonlinearProblem& problem,
+                                            std::span<const double> x, NewtonStatistics& stats) {
+  if (method != NewtonMethod::hybrid_refactored || phase != Phase::quasi_newton) return false;
+  if (stats.final_gradient_norm <= options.refresh_ratio * previous_norm) return false;
+  return refresh_refactored_factor(problem, x, stats);
 }
 
 bool NewtonSolver::State::compute_direction(Phase phase, NonlinearProblem& problem, std::span<const double> x,

@@ -25,8 +25,11 @@
 //                                   (Factor::refactorize) only the supernodes of columns that
 //                                   changed by more than `refactor_tolerance`, then CG on
 //                                   ∇²E preconditioned by it. Tolerance 0 is NEWTON-D.
-//  * hybrid_refactored   HYBRID-R ★: the factor brought up to date the same way once at the
-//                                   step start, quasi-Newton with it, then NEWTON-R.
+//  * hybrid_refactored   HYBRID-R ★: the factor brought up to date the same way at the
+//                                   solve's start, quasi-Newton with it, refreshed again (at
+//                                   the cost of the blocks that moved) whenever an iteration
+//                                   reduces ‖∇E‖ by less than `refresh_ratio`, and NEWTON-R
+//                                   after `quasi_newton_iterations`.
 //
 // Convergence (thesis §5.5): ‖∇E(x)‖₂ ≤ max(absolute_tolerance, relative_tolerance·‖∇E(x₀)‖₂)
 // with x₀ the initial guess. Every direction goes through an Armijo backtracking line search
@@ -80,6 +83,10 @@ struct NewtonOptions {
   /// NEWTON-R / HYBRID-R: a column is refactorized when some entry changed by more than
   /// refactor_tolerance·√(A_ii·A_jj) of the values last factored (0: any change).
   double refactor_tolerance = 0.05;
+  /// HYBRID-R: a quasi-Newton iteration that reduces ‖∇E‖ by less than this factor brings the
+  /// factor up to date at the new iterate (only the blocks that moved are refactorized); a
+  /// failed quasi-Newton line search does the same once before handing over to Newton.
+  double refresh_ratio = 0.5;
   int threads = 2;  ///< factorizations and element work
   /// Unknowns per mesh node, for the fill-reducing ordering of the Hessian's pattern
   /// (factor::AnalyzeOptions::dofs_per_node): 3 for FEM elasticity, 1 orders the scalar graph.
