@@ -1,6 +1,8 @@
 #include "fem/dynamics/elastic_system.hpp"
 
 #include <algorithm>
+#include <bit>
+#include <cstdint>
 #include <cmath>
 #include <limits>
 #include <stdexcept>
@@ -81,6 +83,10 @@ struct ElasticSystem::State {
   std::vector<double> masses;         // per free DOF
 
   linalg::AssemblyPattern assembly;          // all nodes
+  // Elements grouped by colour, no two of a colour sharing a node, so that each colour
+  // scatters on all threads without two threads adding into one entry.
+  std::vector<Index> color_elements;
+  std::vector<Index> color_offsets;
   linalg::SymmetricCscMatrix full_matrix;    // assembled over all nodes
   linalg::SymmetricCscMatrix free_pattern;   // free DOFs, values unused
   std::vector<linalg::Offset> free_entry_source;  // free pattern entry → full matrix entry
@@ -99,6 +105,9 @@ struct ElasticSystem::State {
   // The selective Hessian's blocks as last taken (NEWTON-R); `taken` is 0 before the first.
   std::vector<ElementMatrix> taken_blocks;
   std::vector<unsigned char> taken;
+  std::vector<double> factored_full;  // Σ taken blocks over the full pattern, kept by differences
+  std::vector<Index> changed_elements;  // work: those taken anew by the last call, by colour
+  std::vector<Index> changed_color_offsets;
   std::vector<std::array<double, 9>> taken_contact;  // per node; zero where no contact
   std::vector<unsigned char> node_changed;           // work
   std::unique_ptr<ContactPotential> contact;
@@ -113,12 +122,17 @@ struct ElasticSystem::State {
   void build_free_pattern();
   void expand(std::span<const double> x);
   double gravity_potential(std::span<const double> positions) const;
+  void restrict_values(std::span<const double> full_values, linalg::SymmetricCscMatrix& out) const;
   void restrict_matrix(linalg::SymmetricCscMatrix& out) const;
   void element_hessian_pass(std::span<const double> positions, bool project);
+  void color_elements_by_nodes();
   void assemble_full(std::span<const ElementMatrix> element_matrices);
+  template <typename Scatter>
+  void scatter_colored(std::span<const Index> elements, std::span<const Index> offsets, const Scatter& scatter) const;
   void green_damping_pass(std::span<const double> positions);
   void add_mass_proportional_damping(double scale, linalg::SymmetricCscMatrix& matrix) const;
   void add_contact_blocks(std::span<const std::pair<Index, std::array<double, 9>>> blocks, double scale);
+  void add_diagonal_block(std::span<double> values, Index node, const std::array<double, 9>& block) const;
   Index take_changed_blocks(double tolerance);
   void take_changed_contact_blocks(double scale, double tolerance);
   void changed_free_dofs(std::vector<Index>& dofs) const;
@@ -136,46 +150,68 @@ void ElasticSystem::State::add_mass_proportional_damping(double scale, linalg::S
 
 // A vertex's 3×3 block sits on the diagonal node block of its column: rows 3v..3v+2 of
 // columns 3v..3v+2, the first entries of those columns (rows sorted, lower triangle).
+void ElasticSystem::State::add_diagonal_block(std::span<double> values, Index node,
+                                              const std::array<double, 9>& block) const {
+  const linalg::CscMatrix& lower = full_matrix.lower;
+  for (std::size_t c = 0; c < 3; ++c) {
+    const auto start = static_cast<std::size_t>(lower.col_ptr[3 * at(node) + c]);
+    for (std::size_t r = c; r < 3; ++r) values[start + (r - c)] += block[3 * r + c];
+  }
+}
+
 void ElasticSystem::State::add_contact_blocks(std::span<const std::pair<Index, std::array<double, 9>>> blocks,
                                               double scale) {
-  const linalg::CscMatrix& lower = full_matrix.lower;
   for (const auto& [node, block] : blocks) {
-    for (std::size_t c = 0; c < 3; ++c) {
-      const auto start = static_cast<std::size_t>(lower.col_ptr[3 * at(node) + c]);
-      for (std::size_t r = c; r < 3; ++r) full_matrix.lower.values[start + (r - c)] += scale * block[3 * r + c];
-    }
+    std::array<double, 9> scaled = block;
+    for (double& value : scaled) value *= scale;
+    add_diagonal_block(full_matrix.lower.values, node, scaled);
   }
 }
 
 // element_hessians holds the new element blocks: those that moved by more than `tolerance`
-// since they were taken (or were never taken) are taken anew, and their nodes marked.
+// since they were taken (or were never taken) are taken anew, their difference added into
+// factored_full (only the changed blocks are scattered), and their nodes marked.
 Index ElasticSystem::State::take_changed_blocks(double tolerance) {
   const Index elements = body.element_count();
   if (taken.size() != at(elements)) {
     taken.assign(at(elements), 0);
     taken_blocks.resize(at(elements));
   }
+  if (factored_full.size() != full_matrix.lower.values.size()) factored_full.assign(full_matrix.lower.values.size(), 0.0);
   std::vector<unsigned char> changed(at(elements), 0);
   linalg::parallel_chunks(elements, options.threads, [&](Index begin, Index end) {
     for (Index e = begin; e < end; ++e) {
       const ElementMatrix& block = element_hessians[at(e)];
-      ElementMatrix& old = taken_blocks[at(e)];
+      const ElementMatrix& old = taken_blocks[at(e)];
       if (taken[at(e)] != 0 &&
           frobenius_distance_squared(block, old) <= tolerance * tolerance * frobenius_squared(old)) {
         continue;
       }
-      old = block;
-      taken[at(e)] = 1;
       changed[at(e)] = 1;
     }
   }, 1024);
-  Index count = 0;
-  for (Index e = 0; e < elements; ++e) {
-    if (changed[at(e)] == 0) continue;
-    ++count;
+  // The changed elements in colour order, for a parallel scatter of their differences.
+  changed_elements.clear();
+  changed_color_offsets.assign(color_offsets.size(), 0);
+  for (std::size_t c = 0; c + 1 < color_offsets.size(); ++c) {
+    for (Index k = color_offsets[c]; k < color_offsets[c + 1]; ++k) {
+      if (changed[at(color_elements[at(k)])] != 0) changed_elements.push_back(color_elements[at(k)]);
+    }
+    changed_color_offsets[c + 1] = static_cast<Index>(changed_elements.size());
+  }
+  scatter_colored(changed_elements, changed_color_offsets, [&](Index e) {
+    ElementMatrix difference = element_hessians[at(e)];
+    if (taken[at(e)] != 0) {
+      for (std::size_t k = 0; k < difference.size(); ++k) difference[k] -= taken_blocks[at(e)][k];
+    }
+    assembly.scatter_add(e, difference.data(), factored_full);
+    taken_blocks[at(e)] = element_hessians[at(e)];
+    taken[at(e)] = 1;
+  });
+  for (Index e : changed_elements) {
     for (Index v : body.element_nodes(e)) node_changed[at(v)] = 1;
   }
-  return count;
+  return static_cast<Index>(changed_elements.size());
 }
 
 // The same for the contact vertices' 3×3 blocks (a vertex out of contact has a zero block).
@@ -194,6 +230,9 @@ void ElasticSystem::State::take_changed_contact_blocks(double scale, double tole
         (present[at(v)] != 0 || frobenius_squared(old) == 0.0)) {
       continue;
     }
+    std::array<double, 9> difference = block;
+    for (std::size_t k = 0; k < 9; ++k) difference[k] -= old[k];
+    add_diagonal_block(factored_full, v, difference);
     old = block;
     node_changed[at(v)] = 1;
   }
@@ -286,11 +325,15 @@ double ElasticSystem::State::gravity_potential(std::span<const double> positions
   return sum;
 }
 
-void ElasticSystem::State::restrict_matrix(linalg::SymmetricCscMatrix& out) const {
+void ElasticSystem::State::restrict_values(std::span<const double> full_values, linalg::SymmetricCscMatrix& out) const {
   if (out.lower.values.size() != free_entry_source.size()) out.lower = free_pattern.lower;
   for (std::size_t k = 0; k < free_entry_source.size(); ++k) {
-    out.lower.values[k] = full_matrix.lower.values[static_cast<std::size_t>(free_entry_source[k])];
+    out.lower.values[k] = full_values[static_cast<std::size_t>(free_entry_source[k])];
   }
+}
+
+void ElasticSystem::State::restrict_matrix(linalg::SymmetricCscMatrix& out) const {
+  restrict_values(full_matrix.lower.values, out);
 }
 
 void ElasticSystem::State::element_hessian_pass(std::span<const double> positions, bool project) {
@@ -308,11 +351,53 @@ void ElasticSystem::State::element_hessian_pass(std::span<const double> position
   statistics.inverted_elements = static_cast<Index>(std::count(inverted.begin(), inverted.end(), 1));
 }
 
+// Greedy colouring: each element takes the lowest colour none of its nodes has yet (a 64-bit
+// mask per node; tet meshes need a few dozen). Elements that find all 64 taken go last, in a
+// colour of their own scattered on one thread.
+void ElasticSystem::State::color_elements_by_nodes() {
+  constexpr int kColors = 64;
+  const Index elements = body.element_count();
+  std::vector<std::uint64_t> node_colors(at(body.node_count()), 0);
+  std::vector<int> color(at(elements));
+  std::vector<Index> count(kColors + 1, 0);
+  for (Index e = 0; e < elements; ++e) {
+    std::uint64_t used = 0;
+    for (Index v : body.element_nodes(e)) used |= node_colors[at(v)];
+    const int c = used == ~std::uint64_t{0} ? kColors : std::countr_zero(~used);
+    if (c < kColors) {
+      for (Index v : body.element_nodes(e)) node_colors[at(v)] |= std::uint64_t{1} << c;
+    }
+    color[at(e)] = c;
+    ++count[at(c)];
+  }
+  color_offsets.assign(kColors + 2, 0);
+  for (int c = 0; c <= kColors; ++c) color_offsets[at(c) + 1] = color_offsets[at(c)] + count[at(c)];
+  color_elements.resize(at(elements));
+  std::vector<Index> next(color_offsets.begin(), color_offsets.end() - 1);
+  for (Index e = 0; e < elements; ++e) color_elements[at(next[at(color[at(e)])]++)] = e;
+}
+
+// scatter(e) for every element of `elements`, colour by colour (offsets as color_offsets), the
+// elements of a colour on all threads; the last colour (uncoloured elements) on one thread.
+template <typename Scatter>
+void ElasticSystem::State::scatter_colored(std::span<const Index> elements, std::span<const Index> offsets,
+                                           const Scatter& scatter) const {
+  const std::size_t colors = offsets.size() - 1;
+  for (std::size_t c = 0; c < colors; ++c) {
+    const Index begin = offsets[c];
+    const Index count = offsets[c + 1] - begin;
+    const int threads = c + 1 == colors ? 1 : options.threads;
+    linalg::parallel_chunks(count, threads, [&](Index first, Index last) {
+      for (Index k = first; k < last; ++k) scatter(elements[at(begin + k)]);
+    }, 512);
+  }
+}
+
 void ElasticSystem::State::assemble_full(std::span<const ElementMatrix> element_matrices) {
   std::fill(full_matrix.lower.values.begin(), full_matrix.lower.values.end(), 0.0);
-  for (Index e = 0; e < body.element_count(); ++e) {
+  scatter_colored(color_elements, color_offsets, [&](Index e) {
     assembly.scatter_add(e, element_matrices[at(e)].data(), full_matrix.lower.values);
-  }
+  });
 }
 
 // Green damping's element matrices into element_hessians: with F frozen, Ė is linear in the
@@ -370,6 +455,7 @@ ElasticSystem::ElasticSystem(TetMesh rest, std::vector<DynamicsMaterial> materia
   s.classify_nodes();
   s.assembly = linalg::AssemblyPattern(s.body.node_count(), 3, 4, s.body.rest.tets);
   s.full_matrix = s.assembly.zero_matrix();
+  s.color_elements_by_nodes();
   s.build_free_pattern();
   s.full = s.body.rest.positions;
   s.element_energies.resize(at(elements));
@@ -497,14 +583,7 @@ bool ElasticSystem::selective_potential_hessian(std::span<const double> x, doubl
   s.assemble_full(s.element_hessians);
   if (s.contact) s.add_contact_blocks(s.contact_blocks, stiffness_scale);
   s.restrict_matrix(hessian);
-  s.assemble_full(s.taken_blocks);
-  if (s.contact) {
-    for (Index v : s.contact->contact_nodes()) {
-      const std::pair<Index, std::array<double, 9>> block{v, s.taken_contact[at(v)]};
-      s.add_contact_blocks(std::span(&block, 1), 1.0);
-    }
-  }
-  s.restrict_matrix(factored);
+  s.restrict_values(s.factored_full, factored);
   if (damped) {
     s.add_mass_proportional_damping(damping_scale, hessian);
     s.add_mass_proportional_damping(damping_scale, factored);
@@ -515,6 +594,7 @@ bool ElasticSystem::selective_potential_hessian(std::span<const double> x, doubl
 void ElasticSystem::reset_selective_hessian() {
   State& s = *state_;
   std::fill(s.taken.begin(), s.taken.end(), 0);
+  std::fill(s.factored_full.begin(), s.factored_full.end(), 0.0);
   for (std::array<double, 9>& block : s.taken_contact) block = {};
 }
 
