@@ -176,27 +176,28 @@ void transform_surface(SurfaceMesh& surface, double scale, const Vec3& shift) {
 // the surface has fine features); when that is below the target, a maximum tet volume a is
 // added, starting from volume/target and rescaled by the square root of the ratio obtained (the
 // count responds to a less than proportionally: the quality bound keeps refining the fine
-// features) until the count is within 25 % of the target, in at most four more runs. A count
-// above the target without a is the quality bound's floor.
+// features) until the count is within 25 % of the target, in at most four more runs, keeping
+// the closest. A count above the target without a is the quality bound's floor.
 TetgenResult tetrahedralize_to(const SurfaceMesh& surface, const std::string& quality, double target_tets) {
   constexpr double kAcceptedRatio = 1.25;
+  const auto miss = [&](const TetgenResult& result) {  // |log(count/target)|
+    return std::abs(std::log(static_cast<double>(result.mesh.tet_count()) / target_tets));
+  };
   TetgenOptions tetgen;
   tetgen.switches = quality;
-  TetgenResult result = tetrahedralize(surface, tetgen);
-  double ratio = static_cast<double>(result.mesh.tet_count()) / target_tets;
+  TetgenResult best = tetrahedralize(surface, tetgen);
+  if (best.mesh.tet_count() * kAcceptedRatio >= target_tets) return best;
   double max_volume = enclosed_volume(surface) / target_tets;
-  for (int attempt = 0; attempt < 4 && (attempt == 0 ? ratio < 1.0 / kAcceptedRatio
-                                                     : std::abs(std::log(ratio)) > std::log(kAcceptedRatio));
-       ++attempt) {
+  for (int attempt = 0; attempt < 4 && miss(best) > std::log(kAcceptedRatio); ++attempt) {
     std::ostringstream switches;
     switches.precision(3);
     switches << quality << 'a' << max_volume;
     tetgen.switches = switches.str();
-    result = tetrahedralize(surface, tetgen);
-    ratio = static_cast<double>(result.mesh.tet_count()) / target_tets;
-    max_volume *= std::sqrt(ratio);
+    TetgenResult result = tetrahedralize(surface, tetgen);
+    max_volume *= std::sqrt(static_cast<double>(result.mesh.tet_count()) / target_tets);
+    if (miss(result) < miss(best)) best = std::move(result);
   }
-  return result;
+  return best;
 }
 
 std::filesystem::path bundled(const DynamicsSceneOptions& options, const std::string& file) {
