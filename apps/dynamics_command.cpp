@@ -1,7 +1,7 @@
 // `cholsim dynamics`: nonlinear hyperelastic dynamics with Newton and quasi-Newton solvers on
 // fresh, frozen, extrapolated (L + h·L̇) or incrementally refactorized Cholesky factors — the
 // scenes of seed 002 §5.5 (BAR, ARMADILLO, BUNNY). One .vtu per step plus a .pvd for ParaView
-// (displacement, velocity, energy density, clamped elements), a CSV of per-step solver work,
+// (displacement, velocity, energy density, clamped eigenvalues), a CSV of per-step solver work,
 // and a summary with the split of the time between factorizations, solves and element work.
 #include "dynamics_command.hpp"
 
@@ -44,6 +44,8 @@ struct DynamicsCommandOptions {
   double time_step = 0.0;  ///< 0: the scene's
   bool heterogeneous = false;
   bool anisotropic = false;
+  bool analytic_rate = false;
+  int bodies = 50;
   int frames = 0;          ///< 0: the scene's duration
   int refactor_every = 1;
   double refactor_tolerance = 0.05;
@@ -67,6 +69,7 @@ fem::DynamicsSceneOptions scene_options(const DynamicsCommandOptions& flags) {
   if (!flags.integrator.empty()) options.integrator = solvers::parse_integrator(flags.integrator);
   options.heterogeneous = flags.heterogeneous;
   options.anisotropic = flags.anisotropic;
+  options.body_count = flags.bodies;
   const std::string bunny = find_bundled_mesh("bunny.obj");
   if (!bunny.empty()) options.mesh_directory = std::filesystem::path(bunny).parent_path();
   options.threads = flags.threads;
@@ -159,10 +162,10 @@ class FrameFields {
     system_.full_velocities(integrator_.velocities(), velocities_);
     for (std::size_t i = 0; i < rest.size(); ++i) displacement_[i] = positions_[i] - rest[i];
     energy_density_ = system_.energy_densities(positions_);
-    const std::span<const unsigned char> flags = system_.clamped_flags();
-    clamped_.assign(flags.begin(), flags.end());
+    const std::span<const unsigned char> clamped = system_.clamped_eigenvalues();
+    clamped_.assign(clamped.begin(), clamped.end());
     const VtkField point_fields[] = {{"displacement", 3, displacement_}, {"velocity", 3, velocities_}};
-    const VtkField cell_fields[] = {{"energy_density", 1, energy_density_}, {"clamped", 1, clamped_}};
+    const VtkField cell_fields[] = {{"energy_density", 1, energy_density_}, {"clamped_eigenvalues", 1, clamped_}};
     return writer.write_frame(integrator_.time(), positions_, system_.body().rest.tets, point_fields, cell_fields);
   }
   [[nodiscard]] std::span<const double> positions() const { return positions_; }
@@ -242,7 +245,8 @@ int run_dynamics(const DynamicsCommandOptions& flags) {
   const solvers::NewtonMethod method = solvers::parse_method(flags.solver);
   const Clock::time_point setup_start = Clock::now();
   progress("building the " + flags.scene + " scene...");
-  const fem::DynamicsScene scene = fem::make_dynamics_scene(scene_options(flags));
+  fem::DynamicsScene scene = fem::make_dynamics_scene(scene_options(flags));
+  scene.system.analytic_hessian_rate = flags.analytic_rate;
   progress(scene.description);
   OutputFolder folder(flags.out, byte_limit);
   std::unique_ptr<fem::ElasticSystem> system = fem::make_scene_system(scene);
@@ -312,15 +316,19 @@ void add_dynamics_command(CLI::App& app, CommandAction& action) {
       "Without arguments: the BAR of seed 002 Table 5.2 at half the thesis' resolution (12 x 4 x 4 ... cells scale with\n"
       "--resolution; 1 = 10,125 nodes, 51,744 tets), quasistatic, h = 0.05 s, stable Neo-Hookean E = 2e4 Pa,\n"
       "nu = 0.49, its free end compressed, stretched, bent and twisted over 5 s, solved by HYBRID-R.\n"
-      "Scenes: bar, armadillo (feet on a shaken platform, BDF2), bunny (dropped on the floor, SDIRK2, self-contact).\n"
+      "Scenes: bar, armadillo (feet on a shaken platform, BDF2), bunny (dropped on the floor, SDIRK2, self-contact),\n"
+      "bodies (--bodies small balls dropped into a bowl, SDIRK2, body contact).\n"
       "Solvers: newton-d, newton-i, newton-l0, newton-l1, hybrid-l0, hybrid-l1, newton-r, hybrid-r.\n"
       "Output in --out: dynamics.pvd + dynamics_NNNN.vtu (point data displacement, velocity; cell data\n"
-      "energy_density, clamped = 1 where the Hessian's definiteness fix clamped an eigenvalue), steps.csv (per-step\n"
+      "energy_density, clamped_eigenvalues = how many the Hessian's definiteness fix set to zero), steps.csv (per-step\n"
       "iterations, PCG iterations, factorizations, refactorized share, time), summary.json.\n"
       "Exit codes: 0 ok, 2 bad input or unwritable output, 3 numerical failure (with --strict: a health warning).\n" +
       run_end_help());
-  command->add_option("--scene", flags->scene, "bar, armadillo or bunny")
-      ->check(CLI::IsMember({"bar", "armadillo", "bunny"}))
+  command->add_option("--scene", flags->scene, "bar, armadillo, bunny or bodies")
+      ->check(CLI::IsMember({"bar", "armadillo", "bunny", "bodies"}))
+      ->capture_default_str();
+  command->add_option("--bodies", flags->bodies, "bodies scene: how many balls (the thesis: 50 and 100)")
+      ->check(CLI::Range(1, 1000))
       ->capture_default_str();
   command->add_option("--resolution", flags->resolution, "Mesh size relative to the thesis' (Table 5.1)")
       ->check(CLI::PositiveNumber)
@@ -337,6 +345,9 @@ void add_dynamics_command(CLI::App& app, CommandAction& action) {
   command->add_option("--dt", flags->time_step, "Time step in s (default: the scene's)")->check(CLI::PositiveNumber);
   command->add_flag("--heterogeneous", flags->heterogeneous, "bar: alternating 8e3 / 2e4 Pa bands");
   command->add_flag("--anisotropic", flags->anisotropic, "bar: a 4e4 Pa StVK fibre along the bar");
+  command->add_flag("--analytic-rate", flags->analytic_rate,
+                    "newton-l1 / hybrid-l1: the Hessian's rate from the materials' analytic derivative instead of a "
+                    "forward difference");
   command->add_option("--frames", flags->frames, "Steps (default: the scene's duration)")->check(CLI::PositiveNumber);
   command->add_option("--refactor-every", flags->refactor_every, "Frozen / extrapolated factors: refactor every k solves")
       ->check(CLI::PositiveNumber)

@@ -274,7 +274,9 @@ bool ContactPotential::find_plane(std::size_t slot, std::span<const double> posi
   const Index node = contact_nodes_[slot];
   const auto ring = std::span<const Index>(ring_nodes_)
                         .subspan(at(ring_offsets_[slot]), at(ring_offsets_[slot + 1] - ring_offsets_[slot]));
+  const Index own_body = body_of_node_[at(node)];
   const auto touches_own_neighbourhood = [&](Index tet) {
+    if (!options_.self_contact && body_of_node_[at(rest_.tets[4 * at(tet)])] == own_body) return true;
     for (std::size_t k = 0; k < 4; ++k) {
       if (std::binary_search(ring.begin(), ring.end(), rest_.tets[4 * at(tet) + k])) return true;
     }
@@ -292,7 +294,7 @@ bool ContactPotential::find_plane(std::size_t slot, std::span<const double> posi
   // A target next to the vertex's own rest position is its own surface folded or squashed onto
   // itself, not another part of the body (fem/pd/pd_collisions' rule).
   const double exclusion = options_.self_exclusion_edges * body.mean_edge_length;
-  if (body_index == body_of_node_[at(node)] &&
+  if (body_index == own_body &&
       linalg::squared_norm(surface - node_position(rest_.positions, node)) < exclusion * exclusion) {
     return false;
   }

@@ -58,6 +58,9 @@ struct ContactOptions {
   double friction_velocity = 1e-3;
   /// Vertex–tet contact between the bodies of the mesh and of a body with itself.
   bool body_contact = false;
+  /// With body_contact: also a body's contact with itself (the bunny's ears on its back);
+  /// false keeps only contact between different bodies (balls in a bowl).
+  bool self_contact = true;
   /// Body contact: grid spacing of each body's rest distance field, in that body's mean edge
   /// lengths. Half fem/pd/pd_collisions' 0.5, because here the field's gradient becomes a
   /// plane's normal for a whole solve: in a prong two cells thick, 0.5 tilted the normals of

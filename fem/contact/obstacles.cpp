@@ -89,6 +89,23 @@ ObstacleProximity proximity_to(const HalfTorus& arch, const Vec3& point) {
   return proximity_to_swept_ball(point, arch.center + arch.arch_radius * direction, arch.tube_radius, axis);
 }
 
+ObstacleProximity proximity_to(const Bowl& bowl, const Vec3& point) {
+  const Vec3 offset = point - bowl.center;
+  if (offset.y <= 0.0) {
+    // In the cavity (or beyond its wall): the wall is the sphere seen from inside.
+    const double length = linalg::norm(offset);
+    const Vec3 normal = length > 0.0 ? -offset / length : Vec3{0.0, 1.0, 0.0};
+    return {bowl.radius - length, normal, {}};
+  }
+  // Above the rim: the nearest solid point is on the rim circle.
+  const Vec3 radial{offset.x, 0.0, offset.z};
+  const double radial_length = linalg::norm(radial);
+  const Vec3 rim = bowl.center + (radial_length > 0.0 ? radial / radial_length : Vec3{1.0, 0.0, 0.0}) * bowl.radius;
+  const Vec3 away = point - rim;
+  const double distance = linalg::norm(away);
+  return {distance, distance > 0.0 ? away / distance : Vec3{0.0, 1.0, 0.0}, {}};
+}
+
 ObstacleProximity proximity_to(const MovingBox& box, const Vec3& point, double time) {
   const Vec3 local = point - box.center_at(time);
   Vec3 outside;        // per axis, how far beyond the face (0 when within the slab)

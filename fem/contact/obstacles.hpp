@@ -1,6 +1,7 @@
 #pragma once
 // Rigid obstacles a deformable body collides with: the ground (a half-space), spheres,
-// capped cylinders, capsules, a half torus (the teeth arch of seed 004's surgery scene), and a
+// capped cylinders, capsules, a half torus (the teeth arch of seed 004's surgery scene), a bowl
+// (seed 002's ducks), and a
 // scripted moving box — the piston of seed 000's bear-squash scene.
 // Each answers one query: the signed distance of a point at a time, the outward normal and
 // the obstacle's own velocity there. Penalty forces (seed 000 §5) and position projection
@@ -55,6 +56,14 @@ struct HalfTorus {
   double tube_radius = 0.25;
 };
 
+/// A hemispherical bowl: the cavity of a sphere of `radius` about `center` below the centre's
+/// height (y), open at the top, its wall extending without bound outwards — the bowl that seed
+/// 002 §5.5.4's ducks are dropped into. Inside the cavity the distance is to the wall; above the
+/// rim, to the rim circle.
+struct Bowl {
+  Vec3 center;
+  double radius = 1.0;
+};
 /// An axis-aligned box moving with constant velocity between start_time and stop_time, at
 /// rest before and after (the scripted piston). With a finite return_time (≥ stop_time) it
 /// travels the same stroke back from then on, at −velocity, like the piston of seed 000
@@ -71,7 +80,7 @@ struct MovingBox {
   [[nodiscard]] Vec3 velocity_at(double time) const;
 };
 
-using Obstacle = std::variant<HalfSpace, Sphere, Cylinder, Capsule, HalfTorus, MovingBox>;
+using Obstacle = std::variant<HalfSpace, Sphere, Cylinder, Capsule, HalfTorus, Bowl, MovingBox>;
 
 /// Where a point stands against an obstacle.
 struct ObstacleProximity {

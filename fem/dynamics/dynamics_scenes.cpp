@@ -17,10 +17,11 @@ namespace cholsim::fem {
 
 namespace {
 
-constexpr solvers::NameTable<DynamicsSceneKind, 3> scene_names{{
+constexpr solvers::NameTable<DynamicsSceneKind, 4> scene_names{{
     {DynamicsSceneKind::bar, "bar"},
     {DynamicsSceneKind::armadillo, "armadillo"},
     {DynamicsSceneKind::bunny, "bunny"},
+    {DynamicsSceneKind::bodies, "bodies"},
 }};
 
 std::size_t at(Index i) { return static_cast<std::size_t>(i); }
@@ -267,6 +268,60 @@ DynamicsScene make_bunny(const DynamicsSceneOptions& options) {
   return scene;
 }
 
+// `copies` of `body`, each shifted by its offset, as one mesh (its connected components are
+// the bodies the contact potential tells apart).
+TetMesh merged_copies(const TetMesh& body, std::span<const Vec3> offsets) {
+  TetMesh merged;
+  for (const Vec3& offset : offsets) {
+    const Index first = merged.node_count();
+    for (Index v = 0; v < body.node_count(); ++v) {
+      const Vec3 p = node_position(body.positions, v) + offset;
+      merged.positions.insert(merged.positions.end(), {p.x, p.y, p.z});
+    }
+    for (Index corner : body.tets) merged.tets.push_back(first + corner);
+  }
+  return merged;
+}
+
+DynamicsScene make_bodies(const DynamicsSceneOptions& options) {
+  // Table 5.1's DUCKS: 50 bodies, 36,800 tets and 1.31 kg in all — 736 tets and 26 g each.
+  constexpr double kBodyMass = 1.31 / 50.0, kDensity = 1000.0, kBowlRadius = 0.15, kSpacing = 0.045;
+  if (options.body_count < 1 || options.body_count > 1000) {
+    throw std::invalid_argument("dynamics scene: the body count must lie in 1..1000, got " +
+                                std::to_string(options.body_count));
+  }
+  const double radius = std::cbrt(3.0 * kBodyMass / kDensity / (4.0 * std::numbers::pi));
+  const auto cells = std::max<Index>(2, static_cast<Index>(std::lround(6.0 * std::cbrt(options.resolution))));
+  TetMesh ball = make_sphere_mesh(radius, cells);
+  // Layers of 4 × 4 above the bottom of the bowl, the upper ones above its rim: they fall in.
+  std::vector<Vec3> offsets;
+  for (int k = 0; k < options.body_count; ++k) {
+    const int layer = k / 16, row = (k % 16) / 4, column = k % 4;
+    const double jitter = 0.003 * std::sin(1.7 * k);  // breaks the grid's symmetry a little
+    offsets.push_back({(column - 1.5) * kSpacing + jitter, 0.1 + layer * kSpacing, (row - 1.5) * kSpacing - jitter});
+  }
+  DynamicsScene scene;
+  scene.name = "bodies";
+  scene.mesh = merged_copies(ball, offsets);
+  scene.mesh_source = std::to_string(options.body_count) + " balls of " + std::to_string(ball.tet_count()) + " tets";
+  scene.materials = {scene_material(options, 5e4, kDensity)};
+  scene.element_material.assign(at(scene.mesh.tet_count()), 0);
+  scene.system.damping = {DampingModel::green, 0.0, option_or(options.damping, 2e-3, "damping", true)};
+  DynamicsContact contact;
+  contact.obstacles = {Bowl{{0.0, kBowlRadius, 0.0}, kBowlRadius}};
+  contact.body_contact = true;
+  contact.self_contact = false;  // convex balls: only ball against ball
+  contact.stiffness = 5e3;
+  contact.activation_distance = 1e-3;
+  contact.friction_coefficient = 0.3;
+  contact.friction_velocity = 1e-2;  // 1 cm/s: static friction smoothed over 0.1 mm at h = 10 ms
+  scene.contact = contact;
+  scene.integrator = solvers::IntegratorKind::sdirk2;
+  scene.time_step = 1e-2;
+  scene.duration = 2.0;
+  return scene;
+}
+
 std::string describe(const DynamicsScene& scene) {
   std::ostringstream out;
   const DynamicsMaterial& m = scene.materials.front();
@@ -296,6 +351,7 @@ DynamicsScene make_dynamics_scene(const DynamicsSceneOptions& options) {
     case DynamicsSceneKind::bar: scene = make_bar(options); break;
     case DynamicsSceneKind::armadillo: scene = make_armadillo(options); break;
     case DynamicsSceneKind::bunny: scene = make_bunny(options); break;
+    case DynamicsSceneKind::bodies: scene = make_bodies(options); break;
   }
   scene.time_step = option_or(options.time_step, scene.time_step, "time step", false);
   if (options.integrator) scene.integrator = *options.integrator;
@@ -312,7 +368,9 @@ std::unique_ptr<ElasticSystem> make_scene_system(const DynamicsScene& scene) {
     options.stiffness = scene.contact->stiffness;
     options.activation_distance = scene.contact->activation_distance;
     options.friction_coefficient = scene.contact->friction_coefficient;
+    options.friction_velocity = scene.contact->friction_velocity;
     options.body_contact = scene.contact->body_contact;
+    options.self_contact = scene.contact->self_contact;
     options.threads = scene.system.threads;
     system->set_contact(std::make_unique<ContactPotential>(scene.mesh, scene.contact->obstacles, options));
   }

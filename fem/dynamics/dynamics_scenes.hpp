@@ -9,7 +9,10 @@
 //    its feet attached to a platform shaken sideways (§5.5.2); BDF2, h = 1e-2 s; SNH,
 //    E = 1e7 Pa, ν = 0.49; variants: damping, material, integrator, h;
 //  * bunny: the bundled bunny tetrahedralized (≈ 14K tets, 2.25 kg) dropped on the floor,
-//    with self-contact (§5.5.3); SDIRK2, h = 3e-3 s; SNH, E = 5e4 Pa, ν = 0.49, Green damping.
+//    with self-contact (§5.5.3); SDIRK2, h = 3e-3 s; SNH, E = 5e4 Pa, ν = 0.49, Green damping;
+//  * bodies: 50 (or 100) small balls of 736 tets each, 26 g (Table 5.1's DUCKS: 36,800 tets,
+//    1.31 kg for 50), dropped into a bowl in layers, colliding with it and each other
+//    (§5.5.4); SDIRK2, h = 1e-2 s; SNH, E = 5e4 Pa, ν = 0.49, Green damping 2e-3 s.
 // Every size can be scaled down (`resolution`) for tests and quick runs.
 #include <filesystem>
 #include <optional>
@@ -23,9 +26,9 @@
 
 namespace cholsim::fem {
 
-enum class DynamicsSceneKind { bar, armadillo, bunny };
+enum class DynamicsSceneKind { bar, armadillo, bunny, bodies };
 
-/// "bar", "armadillo", "bunny".
+/// "bar", "armadillo", "bunny", "bodies".
 std::string_view scene_name(DynamicsSceneKind kind);
 /// The inverse of scene_name; std::invalid_argument listing the names.
 DynamicsSceneKind parse_scene(std::string_view name);
@@ -44,6 +47,7 @@ struct DynamicsSceneOptions {
   std::optional<solvers::IntegratorKind> integrator;
   bool heterogeneous = false;           ///< bar only
   bool anisotropic = false;             ///< bar only
+  int body_count = 50;                  ///< bodies only: how many (the thesis: 50 and 100)
   /// Folder holding bunny.obj and armadillo_4k.node/.ele (the repository's data/meshes).
   std::filesystem::path mesh_directory;
   int threads = 2;
@@ -52,9 +56,11 @@ struct DynamicsSceneOptions {
 struct DynamicsContact {
   std::vector<Obstacle> obstacles;
   bool body_contact = false;
+  bool self_contact = true;          ///< with body_contact: a body against itself too
   double stiffness = 0.0;            ///< N/m
   double activation_distance = 0.0;  ///< m
   double friction_coefficient = 0.0;
+  double friction_velocity = 1e-3;   ///< m/s: below it static friction is smoothed (IPC's ε_v)
 };
 
 struct DynamicsScene {

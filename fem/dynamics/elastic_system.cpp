@@ -95,7 +95,7 @@ struct ElasticSystem::State {
   std::vector<double> element_energies;  // work
   std::vector<ElementVector> element_gradients;
   std::vector<ElementMatrix> element_hessians;
-  std::vector<unsigned char> clamped;   // per element, last Hessian pass
+  std::vector<unsigned char> clamped;   // per element, last Hessian pass: eigenvalues clamped
   std::vector<unsigned char> inverted;  // per element, last Hessian pass
   std::vector<std::pair<Index, std::array<double, 9>>> contact_blocks;
 
@@ -343,11 +343,12 @@ void ElasticSystem::State::element_hessian_pass(std::span<const double> position
       const ElementEnergy terms = element_energy(element_materials[at(e)], rest_shapes[at(e)], x,
                                                  ElementTerms::hessian, project);
       element_hessians[at(e)] = terms.hessian;
-      clamped[at(e)] = terms.clamped_eigenvalues > 0 ? 1 : 0;
+      clamped[at(e)] = static_cast<unsigned char>(terms.clamped_eigenvalues);
       inverted[at(e)] = linalg::determinant(deformation_gradient(rest_shapes[at(e)], x)) <= 0.0 ? 1 : 0;
     }
   }, 256);
-  statistics.clamped_elements = static_cast<Index>(std::count(clamped.begin(), clamped.end(), 1));
+  statistics.clamped_elements =
+      static_cast<Index>(std::count_if(clamped.begin(), clamped.end(), [](unsigned char count) { return count > 0; }));
   statistics.inverted_elements = static_cast<Index>(std::count(inverted.begin(), inverted.end(), 1));
 }
 
@@ -591,6 +592,37 @@ bool ElasticSystem::selective_potential_hessian(std::span<const double> x, doubl
   return true;
 }
 
+void ElasticSystem::potential_hessian_rate(std::span<const double> x, std::span<const double> velocity,
+                                           linalg::SymmetricCscMatrix& rate) {
+  State& s = *state_;
+  if (!s.options.analytic_hessian_rate) {
+    solvers::MechanicalSystem::potential_hessian_rate(x, velocity, rate);
+    return;
+  }
+  s.expand(x);
+  std::vector<double> full_velocity(s.full.size(), 0.0);
+  for (Index v = 0; v < s.body.node_count(); ++v) {
+    const Index f = s.free_node[at(v)];
+    if (f == kFreeNode) continue;
+    for (std::size_t c = 0; c < 3; ++c) full_velocity[3 * at(v) + c] = velocity[3 * at(f) + c];
+  }
+  linalg::parallel_chunks(s.body.element_count(), s.options.threads, [&](Index begin, Index end) {
+    for (Index e = begin; e < end; ++e) {
+      const TetRestShape& rest = s.rest_shapes[at(e)];
+      const Mat3 f = deformation_gradient(rest, s.element_positions(s.full, e));
+      // Ḟ = Σₐ vₐ·gₐᵀ: F is linear in the positions, so its rate is F of the velocities
+      // without the rest shape's offset.
+      const std::array<Vec3, 4> grads = shape_gradients(rest);
+      const std::array<Vec3, 4> v = s.element_positions(full_velocity, e);
+      Mat3 f_dot;
+      for (std::size_t a = 0; a < 4; ++a) f_dot += linalg::outer(v[a], grads[a]);
+      s.element_hessians[at(e)] = element_matrix(stress_derivative_rate(s.element_materials[at(e)], f, f_dot), rest);
+    }
+  }, 256);
+  s.assemble_full(s.element_hessians);
+  s.restrict_matrix(rate);
+}
+
 void ElasticSystem::reset_selective_hessian() {
   State& s = *state_;
   std::fill(s.taken.begin(), s.taken.end(), 0);
@@ -675,7 +707,7 @@ std::vector<double> ElasticSystem::energy_densities(std::span<const double> full
   return densities;
 }
 
-std::span<const unsigned char> ElasticSystem::clamped_flags() const { return state_->clamped; }
+std::span<const unsigned char> ElasticSystem::clamped_eigenvalues() const { return state_->clamped; }
 
 ElasticSystem::EnergyParts ElasticSystem::energy_parts(std::span<const double> x, std::span<const double> velocity) {
   State& s = *state_;

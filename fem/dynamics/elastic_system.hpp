@@ -55,6 +55,11 @@ struct ElasticSystemOptions {
   Vec3 gravity{0.0, -9.81, 0.0};
   std::vector<PrescribedMotion> prescribed;
   DampingOptions damping;
+  /// potential_hessian_rate from the materials' analytic d/dt ∂P/∂F (stress_derivative_rate)
+  /// instead of the forward difference of the projected Hessian (seed 002 eq. 5.5–5.7). The
+  /// analytic rate is that of the unprojected element Hessians, so the two agree wherever no
+  /// eigenvalue is clamped; contact blocks contribute no rate.
+  bool analytic_hessian_rate = false;
   int threads = 2;
 };
 
@@ -91,6 +96,10 @@ class ElasticSystem final : public solvers::MechanicalSystem {
   void potential_hessian(std::span<const double> x, linalg::SymmetricCscMatrix& hessian) override;
   bool damping_matrix(std::span<const double> x, std::span<const double> velocity,
                       linalg::SymmetricCscMatrix& damping) override;
+  /// The forward difference (MechanicalSystem's default), or with analytic_hessian_rate the
+  /// analytic rate; prescribed nodes do not move (x + t·v moves the free DOFs only).
+  void potential_hessian_rate(std::span<const double> x, std::span<const double> velocity,
+                              linalg::SymmetricCscMatrix& rate) override;
   /// The blocks are the elements' (stiffness_scale·∇²V_e + damping_scale·D_e, 12×12) and each
   /// contact vertex's (3×3); a block is taken anew when ‖new − taken‖_F > tolerance·‖taken‖_F.
   bool selective_potential_hessian(std::span<const double> x, double stiffness_scale, double damping_scale,
@@ -107,8 +116,8 @@ class ElasticSystem final : public solvers::MechanicalSystem {
 
   /// Per element: energy density Ψ(F) at the full positions (for the .vtu output).
   [[nodiscard]] std::vector<double> energy_densities(std::span<const double> full_positions) const;
-  /// Per element: 1 where the last potential_hessian clamped an eigenvalue, else 0.
-  [[nodiscard]] std::span<const unsigned char> clamped_flags() const;
+  /// Per element: how many eigenvalues of ∂P/∂F the last Hessian pass clamped to zero.
+  [[nodiscard]] std::span<const unsigned char> clamped_eigenvalues() const;
   /// Elastic, gravity and kinetic energy parts at a state (kinetic from free velocities).
   struct EnergyParts {
     double elastic = 0.0, gravity = 0.0, kinetic = 0.0, contact = 0.0;

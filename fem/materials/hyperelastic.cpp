@@ -514,6 +514,12 @@ void contract_with_shape_gradients(const StressDerivative& h, const std::array<V
 
 }  // namespace
 
+std::array<double, 144> element_matrix(const StressDerivative& dp_df, const TetRestShape& rest) {
+  std::array<double, 144> matrix{};
+  contract_with_shape_gradients(dp_df, shape_gradients(rest), rest.rest_volume, matrix);
+  return matrix;
+}
+
 // The first name of each model is the one model_name gives.
 constexpr solvers::NameTable<HyperelasticModel, 5> model_names{{
     {HyperelasticModel::corotated, "corotated"},

@@ -81,6 +81,10 @@ enum class ElementTerms { energy, gradient, hessian };  ///< each includes the o
 ElementEnergy element_energy(const HyperelasticMaterial& material, const TetRestShape& rest,
                              const std::array<Vec3, 4>& x, ElementTerms terms, bool project_to_psd = true);
 
+/// The 12×12 element matrix V·Gᵀ·(∂P/∂F)·G of a 9×9 stress derivative (or of its rate):
+/// entry [(3a+s) + 12·(3b+t)] = V·Σ_{c,d} ∂P_sc/∂F_td·g_a[c]·g_b[d], g the shape gradients.
+std::array<double, 144> element_matrix(const StressDerivative& dp_df, const TetRestShape& rest);
+
 /// The deformation gradient F = Dₛ·Dₘ⁻¹ of vertex positions `x`.
 Mat3 deformation_gradient(const TetRestShape& rest, const std::array<Vec3, 4>& x);
 /// The shape-function gradients g₀..g₃ (rows of Dₘ⁻¹, g₀ = −(g₁ + g₂ + g₃)): F = Σₐ xₐ·gₐᵀ.

@@ -18,7 +18,7 @@ cholsim_app_test(bar_json ARGS "dynamics|--resolution|0.15|--frames|4|--out|${CM
 set_tests_properties(apps.dynamics.bar_json PROPERTIES FIXTURES_SETUP dynamics_bar_frames)
 add_test(NAME apps.dynamics.frames_read_back
   COMMAND cholsim_read_vtk_series ${CMAKE_CURRENT_BINARY_DIR}/dynamics_bar/dynamics.pvd --frames 5
-    --point-array displacement:3 --point-array velocity:3 --cell-array energy_density:1 --cell-array clamped:1)
+    --point-array displacement:3 --point-array velocity:3 --cell-array energy_density:1 --cell-array clamped_eigenvalues:1)
 set_tests_properties(apps.dynamics.frames_read_back PROPERTIES FIXTURES_REQUIRED dynamics_bar_frames)
 
 # Every solver family runs; a dynamic integrator with damping; the anisotropic variant.
@@ -28,6 +28,12 @@ cholsim_app_test(bar_hybrid_l1 ARGS "dynamics|--resolution|0.15|--frames|2|--sol
   STDOUT_REGEX "with Ldot: +[1-9]")
 cholsim_app_test(bar_bdf2 ARGS "dynamics|--resolution|0.15|--frames|3|--integrator|bdf2|--dt|0.01|--damping|0.01|--solver|newton-l0|--out|${CMAKE_CURRENT_BINARY_DIR}/dynamics_bdf2"
   STDOUT_REGEX "integrator: +bdf2")
+
+cholsim_app_test(bar_analytic_rate ARGS "dynamics|--resolution|0.15|--frames|2|--solver|newton-l1|--analytic-rate|--out|${CMAKE_CURRENT_BINARY_DIR}/dynamics_rate"
+  STDOUT_REGEX "with Ldot: +[1-9].*solves not converged: +0|solves not converged: +0.*with Ldot: +[1-9]")
+# Contact scenes: balls into a bowl, SDIRK2's two solves a step.
+cholsim_app_test(bodies ARGS "dynamics|--scene|bodies|--bodies|4|--resolution|0.3|--frames|3|--out|${CMAKE_CURRENT_BINARY_DIR}/dynamics_bodies"
+  STDOUT_REGEX "bodies: .*4 balls.*sdirk2.*nonlinear solves: +6" STDERR_REGEX "step 3/3")
 
 # Bad input exits 2 with a message and no report.
 cholsim_app_test(bad_solver ARGS "dynamics|--solver|newton-x|--out|${CMAKE_CURRENT_BINARY_DIR}/dynamics_bad"

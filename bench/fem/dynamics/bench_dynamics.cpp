@@ -37,12 +37,13 @@ progress on stderr.
 
   --variants LIST   of bar, bar-e6e3, bar-e5e4, bar-e1e5, bar-nu042, bar-hetero, bar-aniso,
                     armadillo, armadillo-damped, armadillo-stvk, armadillo-corot, armadillo-bdf1,
-                    armadillo-baraff, armadillo-h5e-3, armadillo-h2e-2, bunny
-                    (default bar,armadillo,bunny)
+                    armadillo-baraff, armadillo-h5e-3, armadillo-h2e-2, bunny, bodies50,
+                    bodies100 (default bar,armadillo,bunny)
   --solvers LIST    of newton-d, newton-i, newton-l0, newton-l1, hybrid-l0, hybrid-l1, newton-r,
                     hybrid-r (default all; newton-d always runs first: it is the reference)
   --resolution R    mesh size relative to the thesis' Table 5.1 (default 1)
-  --steps N         steps per run (default: bar 100 = its whole 5 s; armadillo 50; bunny 100)
+  --steps N         steps per run (default: bar 100 = its whole 5 s; armadillo 50; bunny 100;
+                    bodies 100)
   --refactor-tolerance T   for newton-r / hybrid-r (default 0.05)
   --threads T       threads (default 2)
   --help, -h        this text
@@ -98,7 +99,7 @@ Variant make_variant(const std::string& name, const Arguments& arguments) {
   o.resolution = arguments.resolution;
   o.threads = arguments.threads;
   o.mesh_directory = std::filesystem::path(CHOLSIM_SOURCE_DIR) / "data" / "meshes";
-  const std::string scene = name.substr(0, name.find('-'));
+  const std::string scene = name.starts_with("bodies") ? "bodies" : name.substr(0, name.find('-'));
   o.kind = fem::parse_scene(scene);
   variant.steps = scene == "bar" ? 100 : (scene == "armadillo" ? 50 : 100);
   const std::map<std::string, std::function<void(fem::DynamicsSceneOptions&)>> tweaks = {
@@ -118,6 +119,8 @@ Variant make_variant(const std::string& name, const Arguments& arguments) {
       {"armadillo-h5e-3", [](auto& s) { s.time_step = 5e-3; }},
       {"armadillo-h2e-2", [](auto& s) { s.time_step = 2e-2; }},
       {"bunny", [](auto&) {}},
+      {"bodies50", [](auto& s) { s.body_count = 50; }},
+      {"bodies100", [](auto& s) { s.body_count = 100; }},
   };
   const auto tweak = tweaks.find(name);
   if (tweak == tweaks.end()) throw std::invalid_argument("unknown variant '" + name + "' (see --help)");

@@ -473,6 +473,12 @@ TEST(ContactPotential, SelfContactFindsOverlappingProngsButNotNeighbours) {
   }
   EXPECT_EQ(penetrating, 30);
   EXPECT_EQ(contact.statistics(folded).frozen_planes, 30);
+
+  // The same fold with self-contact off (contact between different bodies only): no plane.
+  options.self_contact = false;
+  ContactPotential between_bodies(mesh, {}, options);
+  between_bodies.begin_solve(folded, zeros_like(folded), 0.0, 0.01);
+  EXPECT_EQ(between_bodies.statistics(folded).frozen_planes, 0);
 }
 
 TEST(ContactPotential, VertexPushedIntoItsOwnBodyIsNotASelfContact) {

@@ -30,6 +30,21 @@ TEST(Obstacles, SphereNormalPointsAwayFromCentre) {
   EXPECT_DOUBLE_EQ(proximity(ball, {1.25, 0.0, 0.0}, 0.0).distance, -0.25);
 }
 
+TEST(Obstacles, BowlHoldsFromInsideAndIsOpenAtTheTop) {
+  const Obstacle bowl = Bowl{{0.0, 1.0, 0.0}, 0.5};
+  // In the cavity, 0.1 above the bottom: the wall pushes up, towards the centre.
+  const auto bottom = proximity(bowl, {0.0, 0.6, 0.0}, 0.0);
+  EXPECT_NEAR(bottom.distance, 0.1, 1e-15);
+  expect_near(bottom.normal, {0.0, 1.0, 0.0});
+  // Through the wall: negative, the normal pointing back into the cavity.
+  const auto through = proximity(bowl, {0.6, 1.0 - 1e-12, 0.0}, 0.0);
+  EXPECT_NEAR(through.distance, -0.1, 1e-9);
+  expect_near(through.normal, {-1.0, 0.0, 0.0}, 1e-9);
+  // Above the opening: the distance to the rim, continuous with the cavity's at rim height.
+  EXPECT_NEAR(proximity(bowl, {0.3, 1.0 + 1e-12, 0.0}, 0.0).distance, 0.2, 1e-9);
+  EXPECT_NEAR(proximity(bowl, {0.0, 2.0, 0.0}, 0.0).distance, std::sqrt(1.25), 1e-12);
+}
+
 TEST(Obstacles, CylinderSideCapAndRim) {
   const Obstacle cylinder = Cylinder{{0.0, 0.0, 0.0}, {0.0, 2.0, 0.0}, 1.0};
   const auto side = proximity(cylinder, {3.0, 1.0, 0.0}, 0.0);

@@ -179,5 +179,61 @@ TEST(DynamicsSolvers, ContactKeepsADroppedBodyAboveTheFloor) {
   EXPECT_LT(lowest, 2e-3);  // it fell and rests on the floor
 }
 
+TEST(DynamicsSolvers, ContactKeepsBodiesApartWithinThePenaltyDepth) {
+  // Two coarse balls, one above the other, dropped into a bowl: the lower lands on the bowl,
+  // the upper on the lower. No vertex may end deeper than a few millimetres in the bowl or in
+  // the other ball, and the pair must come to rest stacked.
+  constexpr double kRadius = 0.02;
+  const TetMesh ball = make_sphere_mesh(kRadius, 4);
+  TetMesh pair;
+  for (const double height : {0.03, 0.08}) {
+    const Index first = pair.node_count();
+    for (Index v = 0; v < ball.node_count(); ++v) {
+      const Vec3 p = node_position(ball.positions, v) + Vec3{0.0, height, 0.0};
+      pair.positions.insert(pair.positions.end(), {p.x, p.y, p.z});
+    }
+    for (Index corner : ball.tets) pair.tets.push_back(first + corner);
+  }
+  DynamicsMaterial material;
+  material.elastic = {5e4, 0.4, 1000.0};
+  ElasticSystemOptions options;
+  options.damping = {DampingModel::green, 0.0, 2e-3};
+  std::vector<Index> element_material(static_cast<std::size_t>(pair.tet_count()), 0);
+  ElasticSystem system(pair, {material}, element_material, options, "two balls");
+  ContactOptions contact;
+  contact.stiffness = 5e3;
+  contact.activation_distance = 1e-3;
+  contact.friction_coefficient = 0.3;
+  contact.friction_velocity = 1e-2;
+  contact.body_contact = true;
+  contact.self_contact = false;
+  system.set_contact(std::make_unique<ContactPotential>(pair, std::vector<Obstacle>{Bowl{{0.0, 0.15, 0.0}, 0.15}}, contact));
+  solvers::NewtonOptions newton;
+  newton.dofs_per_node = 3;
+  solvers::NewtonSolver solver(NewtonMethod::hybrid_refactored, newton);
+  solvers::TimeIntegrator integrator(system, solver, IntegratorKind::sdirk2, 4e-3);
+  const std::vector<double> start = system.free_values(pair.positions);
+  integrator.set_state(start, std::vector<double>(start.size(), 0.0));
+  double deepest = 0.0;
+  std::vector<double> full(pair.positions.size());
+  for (int step = 0; step < 60; ++step) {
+    EXPECT_TRUE(integrator.step().converged) << "step " << step;
+    system.full_positions(integrator.positions(), full);
+    deepest = std::max(deepest, system.contact()->statistics(full).deepest_penetration);
+  }
+  EXPECT_LT(deepest, 3e-3);
+  // The lower ball rests on the bottom of the bowl (y = 0), the upper one on it.
+  double lowest = 1.0, upper_lowest = 1.0;
+  for (Index v = 0; v < pair.node_count(); ++v) {
+    const double y = full[3 * static_cast<std::size_t>(v) + 1];
+    double& ball_lowest = v < ball.node_count() ? lowest : upper_lowest;
+    ball_lowest = std::min(ball_lowest, y);
+  }
+  EXPECT_GT(lowest, -3e-3);
+  EXPECT_LT(lowest, 5e-3);
+  EXPECT_GT(upper_lowest, 2.0 * kRadius - 6e-3);  // on the lower ball, not through it
+  EXPECT_LT(upper_lowest, 2.0 * kRadius + 5e-3);
+}
+
 }  // namespace
 }  // namespace cholsim::fem
