@@ -313,8 +313,8 @@ void add_dynamics_command(CLI::App& app, CommandAction& action) {
       "Nonlinear hyperelastic dynamics (seed 002 ch. 5): Newton / quasi-Newton with fresh, frozen, extrapolated "
       "(L + h Ldot) or incrementally refactorized factors");
   command->footer(
-      "Without arguments: the BAR of seed 002 Table 5.2 at half the thesis' resolution (12 x 4 x 4 ... cells scale with\n"
-      "--resolution; 1 = 10,125 nodes, 51,744 tets), quasistatic, h = 0.05 s, stable Neo-Hookean E = 2e4 Pa,\n"
+      "Without arguments: the BAR of seed 002 Table 5.2 at half the thesis' resolution (22 x 7 x 7 cells, 6,468 tets;\n"
+      "--resolution 1 = 44 x 14 x 14 cells, 10,125 nodes, 51,744 tets), quasistatic, h = 0.05 s, stable Neo-Hookean E = 2e4 Pa,\n"
       "nu = 0.49, its free end compressed, stretched, bent and twisted over 5 s, solved by HYBRID-R.\n"
       "Scenes: bar, armadillo (feet on a shaken platform, BDF2), bunny (dropped on the floor, SDIRK2, self-contact),\n"
       "bodies (--bodies small balls dropped into a bowl, SDIRK2, body contact).\n"
@@ -353,7 +353,7 @@ void add_dynamics_command(CLI::App& app, CommandAction& action) {
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
   command->add_option("--refactor-tolerance", flags->refactor_tolerance,
-                      "newton-r / hybrid-r: relative change of a column that triggers its refactorization")
+                      "newton-r / hybrid-r: relative change (Frobenius) of an element block that triggers its refactorization")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
   command->add_option("--refresh-ratio", flags->refresh_ratio,
