@@ -110,6 +110,8 @@ struct ElasticSystem::State {
   std::vector<Index> changed_color_offsets;
   std::vector<std::array<double, 9>> taken_contact;  // per node; zero where no contact
   std::vector<unsigned char> node_changed;           // work
+  std::vector<unsigned char> element_changed;        // work, per element
+  std::vector<double> full_work;                     // work: a gradient or velocity over all nodes
   std::unique_ptr<ContactPotential> contact;
   ElasticSystemStatistics statistics;
 
@@ -178,7 +180,8 @@ Index ElasticSystem::State::take_changed_blocks(double tolerance) {
     taken_blocks.resize(at(elements));
   }
   if (factored_full.size() != full_matrix.lower.values.size()) factored_full.assign(full_matrix.lower.values.size(), 0.0);
-  std::vector<unsigned char> changed(at(elements), 0);
+  std::vector<unsigned char>& changed = element_changed;
+  changed.assign(at(elements), 0);
   linalg::parallel_chunks(elements, options.threads, [&](Index begin, Index end) {
     for (Index e = begin; e < end; ++e) {
       const ElementMatrix& block = element_hessians[at(e)];
@@ -217,17 +220,18 @@ Index ElasticSystem::State::take_changed_blocks(double tolerance) {
 // The same for the contact vertices' 3×3 blocks (a vertex out of contact has a zero block).
 void ElasticSystem::State::take_changed_contact_blocks(double scale, double tolerance) {
   if (taken_contact.size() != at(body.node_count())) taken_contact.assign(at(body.node_count()), {});
-  std::vector<std::array<double, 9>> current(at(body.node_count()));
-  std::vector<unsigned char> present(at(body.node_count()), 0);
-  for (const auto& [node, block] : contact_blocks) {
-    for (std::size_t k = 0; k < 9; ++k) current[at(node)][k] = scale * block[k];
-    present[at(node)] = 1;
-  }
+  // Both lists are in increasing node order: walk them together.
+  auto next_block = contact_blocks.begin();
   for (Index v : contact->contact_nodes()) {
+    const bool present = next_block != contact_blocks.end() && next_block->first == v;
+    std::array<double, 9> block{};
+    if (present) {
+      for (std::size_t k = 0; k < 9; ++k) block[k] = scale * next_block->second[k];
+      ++next_block;
+    }
     std::array<double, 9>& old = taken_contact[at(v)];
-    const std::array<double, 9>& block = current[at(v)];
     if (frobenius_distance_squared(block, old) <= tolerance * tolerance * frobenius_squared(old) &&
-        (present[at(v)] != 0 || frobenius_squared(old) == 0.0)) {
+        (present || frobenius_squared(old) == 0.0)) {
       continue;
     }
     std::array<double, 9> difference = block;
@@ -494,9 +498,9 @@ void ElasticSystem::begin_solve(std::span<const double> x, std::span<const doubl
   State& s = *state_;
   if (!s.contact) return;
   s.expand(x);
-  std::vector<double> full_velocity(s.full.size());
-  full_velocities(velocity, full_velocity);
-  s.contact->begin_solve(s.full, full_velocity, s.time, time_step);
+  s.full_work.resize(s.full.size());
+  full_velocities(velocity, s.full_work);
+  s.contact->begin_solve(s.full, s.full_work, s.time, time_step);
 }
 
 double ElasticSystem::potential(std::span<const double> x) {
@@ -525,7 +529,8 @@ void ElasticSystem::potential_gradient(std::span<const double> x, std::span<doub
                                        .gradient;
     }
   }, 512);
-  std::vector<double> full_gradient(s.full.size(), 0.0);
+  std::vector<double>& full_gradient = s.full_work;
+  full_gradient.assign(s.full.size(), 0.0);
   for (Index e = 0; e < s.body.element_count(); ++e) {
     const auto nodes = s.body.element_nodes(e);
     for (std::size_t k = 0; k < 4; ++k) {
@@ -600,7 +605,8 @@ void ElasticSystem::potential_hessian_rate(std::span<const double> x, std::span<
     return;
   }
   s.expand(x);
-  std::vector<double> full_velocity(s.full.size(), 0.0);
+  std::vector<double>& full_velocity = s.full_work;
+  full_velocity.assign(s.full.size(), 0.0);
   for (Index v = 0; v < s.body.node_count(); ++v) {
     const Index f = s.free_node[at(v)];
     if (f == kFreeNode) continue;
