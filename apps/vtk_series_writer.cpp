@@ -53,15 +53,21 @@ void check_field(const VtkField& field, std::size_t count, const char* kind) {
   require_finite(field.values, field.components, what);
 }
 
-void check_tets(std::span<const Index> tets, Index point_count) {
-  if (tets.size() % 4 != 0) {
-    throw std::invalid_argument("VtuSeriesWriter: " + std::to_string(tets.size()) +
-                                " tet indices is not a multiple of 4");
+std::size_t nodes_per_cell(VtkCellShape shape) { return shape == VtkCellShape::triangle ? 3 : 4; }
+
+const char* cell_name(VtkCellShape shape) { return shape == VtkCellShape::triangle ? "triangle" : "tet"; }
+
+void check_cells(std::span<const Index> cells, VtkCellShape shape, Index point_count) {
+  const std::size_t per_cell = nodes_per_cell(shape);
+  if (cells.size() % per_cell != 0) {
+    throw std::invalid_argument("VtuSeriesWriter: " + std::to_string(cells.size()) + " " + cell_name(shape) +
+                                " indices is not a multiple of " + std::to_string(per_cell));
   }
-  for (std::size_t i = 0; i < tets.size(); ++i) {
-    if (tets[i] < 0 || tets[i] >= point_count) {
-      throw std::invalid_argument("VtuSeriesWriter: tet " + std::to_string(i / 4) + " refers to node " +
-                                  std::to_string(tets[i]) + "; expected 0.." + std::to_string(point_count - 1));
+  for (std::size_t i = 0; i < cells.size(); ++i) {
+    if (cells[i] < 0 || cells[i] >= point_count) {
+      throw std::invalid_argument("VtuSeriesWriter: " + std::string(cell_name(shape)) + " " +
+                                  std::to_string(i / per_cell) + " refers to node " + std::to_string(cells[i]) +
+                                  "; expected 0.." + std::to_string(point_count - 1));
     }
   }
 }
@@ -75,7 +81,9 @@ vtkSmartPointer<vtkDoubleArray> to_vtk_array(const VtkField& field) {
   return array;
 }
 
-vtkSmartPointer<vtkUnstructuredGrid> build_grid(std::span<const double> positions, std::span<const Index> tets) {
+vtkSmartPointer<vtkUnstructuredGrid> build_grid(std::span<const double> positions, std::span<const Index> tets,
+                                                VtkCellShape shape) {
+  const auto per_cell = static_cast<vtkIdType>(nodes_per_cell(shape));
   auto coordinates = vtkSmartPointer<vtkDoubleArray>::New();
   coordinates->SetNumberOfComponents(3);
   coordinates->SetNumberOfTuples(static_cast<vtkIdType>(positions.size() / 3));
@@ -83,10 +91,10 @@ vtkSmartPointer<vtkUnstructuredGrid> build_grid(std::span<const double> position
   auto points = vtkSmartPointer<vtkPoints>::New();
   points->SetData(coordinates);
 
-  const auto tet_count = static_cast<vtkIdType>(tets.size() / 4);
+  const auto tet_count = static_cast<vtkIdType>(tets.size()) / per_cell;
   auto offsets = vtkSmartPointer<vtkIdTypeArray>::New();
   offsets->SetNumberOfValues(tet_count + 1);
-  for (vtkIdType tet = 0; tet <= tet_count; ++tet) offsets->SetValue(tet, 4 * tet);
+  for (vtkIdType tet = 0; tet <= tet_count; ++tet) offsets->SetValue(tet, per_cell * tet);
   auto connectivity = vtkSmartPointer<vtkIdTypeArray>::New();
   connectivity->SetNumberOfValues(static_cast<vtkIdType>(tets.size()));
   for (std::size_t i = 0; i < tets.size(); ++i) connectivity->SetValue(static_cast<vtkIdType>(i), tets[i]);
@@ -95,7 +103,7 @@ vtkSmartPointer<vtkUnstructuredGrid> build_grid(std::span<const double> position
 
   auto grid = vtkSmartPointer<vtkUnstructuredGrid>::New();
   grid->SetPoints(points);
-  grid->SetCells(VTK_TETRA, cells);
+  grid->SetCells(shape == VtkCellShape::triangle ? VTK_TRIANGLE : VTK_TETRA, cells);
   return grid;
 }
 
@@ -114,8 +122,8 @@ std::string frame_file_name(const std::string& basename, std::size_t frame) {
 
 }  // namespace
 
-VtuSeriesWriter::VtuSeriesWriter(OutputFolder& folder, std::string basename)
-    : folder_(&folder), basename_(std::move(basename)) {
+VtuSeriesWriter::VtuSeriesWriter(OutputFolder& folder, std::string basename, VtkCellShape cell_shape)
+    : folder_(&folder), basename_(std::move(basename)), cell_shape_(cell_shape) {
   if (basename_.empty() || basename_.find('/') != std::string::npos) {
     throw std::invalid_argument("VtuSeriesWriter: basename '" + basename_ + "' must be a non-empty file name");
   }
@@ -136,11 +144,11 @@ bool VtuSeriesWriter::write_frame(double time, std::span<const double> positions
   }
   const auto point_count = static_cast<Index>(positions.size() / 3);
   require_finite(positions, 3, "positions");
-  check_tets(tets, point_count);
+  check_cells(tets, cell_shape_, point_count);
   for (const VtkField& field : point_fields) check_field(field, positions.size() / 3, "point");
-  for (const VtkField& field : cell_fields) check_field(field, tets.size() / 4, "cell");
+  for (const VtkField& field : cell_fields) check_field(field, tets.size() / nodes_per_cell(cell_shape_), "cell");
 
-  vtkSmartPointer<vtkUnstructuredGrid> grid = build_grid(positions, tets);
+  vtkSmartPointer<vtkUnstructuredGrid> grid = build_grid(positions, tets, cell_shape_);
   for (const VtkField& field : point_fields) grid->GetPointData()->AddArray(to_vtk_array(field));
   for (const VtkField& field : cell_fields) grid->GetCellData()->AddArray(to_vtk_array(field));
 

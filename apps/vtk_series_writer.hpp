@@ -22,13 +22,17 @@ struct VtkField {
   std::span<const double> values;
 };
 
+/// The cells of a series: tetrahedra (4 nodes each) or triangles (3, a surface such as cloth).
+enum class VtkCellShape { tetrahedron, triangle };
+
 class VtuSeriesWriter {
  public:
   /// Writes into `folder` (which must outlive the writer): frames named
   /// <basename>_<frame, 4+ digits>.vtu and the collection <basename>.pvd.
-  VtuSeriesWriter(OutputFolder& folder, std::string basename);
+  VtuSeriesWriter(OutputFolder& folder, std::string basename,
+                  VtkCellShape cell_shape = VtkCellShape::tetrahedron);
 
-  /// Writes the next frame: tets (4 node indices each) over `positions` (3 per node) with the
+  /// Writes the next frame: cells (4 node indices a tet, 3 a triangle) over `positions` (3 per node) with the
   /// given point and cell fields, then rewrites the .pvd. Returns false, writing nothing, when
   /// the frame and the longer .pvd would take the folder past its byte limit. Throws
   /// std::invalid_argument when a field's size does not match, a field has other than 1 or 3
@@ -56,6 +60,7 @@ class VtuSeriesWriter {
 
   OutputFolder* folder_;
   std::string basename_;
+  VtkCellShape cell_shape_;
   std::vector<Frame> frames_;
 };
 

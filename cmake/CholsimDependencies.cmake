@@ -48,6 +48,19 @@ if(CHOLSIM_BUILD_TESTS OR CHOLSIM_BUILD_BENCHMARKS)
     ${SUITESPARSE_CONFIG_LIBRARY})
 endif()
 
+# Ipopt (Debian coinor-libipopt-dev) is the reference of the QP back ends (tests/solvers/qp):
+# tests/ and bench/ only, like CHOLMOD. Found through its pkg-config module `ipopt`.
+if(CHOLSIM_BUILD_TESTS OR CHOLSIM_BUILD_BENCHMARKS)
+  pkg_check_modules(IPOPT QUIET IMPORTED_TARGET ipopt)
+  if(NOT IPOPT_FOUND)
+    message(FATAL_ERROR "Ipopt (pkg-config module ipopt) not found: the QP tests compare against "
+      "it. Run scripts/install-deps.sh (coinor-libipopt-dev) or configure with "
+      "-DCHOLSIM_BUILD_TESTS=OFF -DCHOLSIM_BUILD_BENCHMARKS=OFF.")
+  endif()
+  add_library(cholsim_ipopt INTERFACE IMPORTED GLOBAL)
+  target_link_libraries(cholsim_ipopt INTERFACE PkgConfig::IPOPT)
+endif()
+
 # MUMPS, sequential build (Debian libmumps-seq-dev), is the second reference peer, like CHOLMOD:
 # tests/ and bench/ only. Its BLAS is the system libblas.so.3 — OpenBLAS here, the same library
 # (and thread count) as ours. The benchmarks need it; the tests skip their MUMPS comparisons

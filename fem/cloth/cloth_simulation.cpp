@@ -1,0 +1,384 @@
+#include "fem/cloth/cloth_simulation.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <stdexcept>
+
+#include "fem/cloth/cloth_dofs.hpp"
+#include "fem/cloth/eol_mapping.hpp"
+#include "fem/cloth/velocity_transfer.hpp"
+
+namespace cholsim::fem::cloth {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using Kind = FeatureAttachment::Kind;
+
+double seconds_since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+/// The vertex closest to a material point (scripted corners are found this way after
+/// remeshing renumbered the vertices).
+Index vertex_at_material(const ClothMesh& cloth, double u, double v) {
+  Index best = -1;
+  double best_distance = std::numeric_limits<double>::infinity();
+  for (Index i = 0; i < cloth.vertex_count(); ++i) {
+    const double d = std::hypot(cloth.material[2 * i] - u, cloth.material[2 * i + 1] - v);
+    if (d < best_distance) {
+      best_distance = d;
+      best = i;
+    }
+  }
+  return best;
+}
+
+/// Lumped vertex masses ρA/3, for the friction filter's impulse-to-velocity conversion.
+std::vector<double> lumped_masses(const ClothMesh& cloth, double density) {
+  std::vector<double> mass(static_cast<std::size_t>(cloth.vertex_count()), 0.0);
+  for (Index t = 0; t < cloth.triangle_count(); ++t) {
+    const double share = density * material_area(cloth, t) / 3.0;
+    for (int k = 0; k < 3; ++k) mass[static_cast<std::size_t>(cloth.triangles[3 * t + k])] += share;
+  }
+  return mass;
+}
+
+double min_box_gap(const ClothMesh& cloth, const ClothObstacles& obstacles, double t) {
+  double gap = std::numeric_limits<double>::infinity();
+  for (Index v = 0; v < cloth.vertex_count(); ++v) {
+    if (cloth.attachments[static_cast<std::size_t>(v)].kind != Kind::none) continue;
+    for (const ClothBox& box : obstacles.boxes) gap = std::min(gap, box_distance(box, cloth.position(v), t).distance);
+  }
+  return gap;
+}
+
+/// The feature's point nearest a feature vertex.
+Vec3 nearest_feature_point(const ClothMesh& cloth, const ClothObstacles& obstacles, Index v, double t) {
+  const FeatureAttachment& a = cloth.attachments[static_cast<std::size_t>(v)];
+  if (a.kind != Kind::edge) return obstacles.corner(a.obstacle, a.feature, t).point;
+  const FeatureEdge edge = obstacles.box_edge(a.obstacle, a.feature, t);
+  const Vec3 d = edge.b - edge.a;
+  return edge.a + std::clamp(dot(cloth.position(v) - edge.a, d) / dot(d, d), 0.0, 1.0) * d;
+}
+
+double feature_distance(const ClothMesh& cloth, const ClothObstacles& obstacles, Index v, double t) {
+  return norm(cloth.position(v) - nearest_feature_point(cloth, obstacles, v, t));
+}
+
+/// Moves a feature vertex back onto its feature (the step moved it along the feature to first
+/// order; this removes the second-order drift and follows a moving box).
+void project_onto_feature(ClothMesh& cloth, const ClothObstacles& obstacles, Index v, double t) {
+  const Vec3 target = nearest_feature_point(cloth, obstacles, v, t);
+  for (int k = 0; k < 3; ++k) cloth.positions[3 * v + k] = target[k];
+}
+
+/// Is the feature vertex still on its edge segment (not past an end)?
+bool within_feature(const ClothMesh& cloth, const ClothObstacles& obstacles, Index v, double t) {
+  const FeatureAttachment& a = cloth.attachments[static_cast<std::size_t>(v)];
+  if (a.kind != Kind::edge) return true;
+  const FeatureEdge edge = obstacles.box_edge(a.obstacle, a.feature, t);
+  const Vec3 d = edge.b - edge.a;
+  const double s = dot(cloth.position(v) - edge.a, d) / dot(d, d);
+  return s > 0.0 && s < 1.0;
+}
+
+}  // namespace
+
+std::string_view to_string(ClothMethod method) {
+  switch (method) {
+    case ClothMethod::lagrangian_regular: return "lagrangian-regular";
+    case ClothMethod::lagrangian_conformal: return "lagrangian-conformal";
+    case ClothMethod::eol: return "eol";
+  }
+  return "unknown";
+}
+
+ClothMethod parse_cloth_method(std::string_view name) {
+  for (ClothMethod m : {ClothMethod::lagrangian_regular, ClothMethod::lagrangian_conformal, ClothMethod::eol}) {
+    if (name == to_string(m)) return m;
+  }
+  throw std::invalid_argument("unknown cloth method '" + std::string(name) +
+                              "', expected lagrangian-regular, lagrangian-conformal or eol");
+}
+
+ClothSimulation::ClothSimulation(ClothMesh cloth, ClothObstacles obstacles, std::vector<ScriptedMotion> scripted,
+                                 ClothSimulationOptions options)
+    : cloth_(std::move(cloth)), obstacles_(std::move(obstacles)), scripted_(std::move(scripted)), options_(options) {
+  if (!(options_.time_step > 0.0) || !std::isfinite(options_.time_step)) {
+    throw std::invalid_argument("cloth: the time step must be positive and finite");
+  }
+  validate_cloth(cloth_);
+  contact_forces_.assign(cloth_.positions.size(), 0.0);
+}
+
+std::vector<ScriptedVertex> ClothSimulation::active_scripts() const {
+  std::vector<ScriptedVertex> active;
+  for (const ScriptedMotion& s : scripted_) {
+    if (time_ < s.from || time_ >= s.until) continue;
+    active.push_back({vertex_at_material(cloth_, s.material_u, s.material_v), s.velocity, {true, true, true}});
+  }
+  return active;
+}
+
+void ClothSimulation::remesh(ClothStepStats& stats) {
+  CollisionOptions features = options_.collisions;
+  features.detect_features = true;
+  const ClothCollisions found = detect_collisions(cloth_, obstacles_, time_, features);
+  RemeshOptions remesh = options_.remesh;
+  remesh.make_eulerian = options_.constraints.method == ClothMethod::eol;
+  const Clock::time_point start = Clock::now();
+  const RemeshStats done = remesh_conformal(cloth_, found.crossings, remesh);
+  stats.remesh_converged = done.converged;
+  stats.remesh_seconds += seconds_since(start);
+}
+
+ClothStepStats ClothSimulation::step() {
+  ClothStepStats stats;
+  const Clock::time_point step_start = Clock::now();
+  const double h = options_.time_step;
+  const bool conformal = options_.constraints.method != ClothMethod::lagrangian_regular;
+
+  // Algorithm 2.1 lines 2–3: features first (they change the mesh), then the face contacts of
+  // the remeshed cloth.
+  Clock::time_point start = Clock::now();
+  if (conformal) remesh(stats);
+  CollisionOptions faces = options_.collisions;
+  faces.detect_features = false;
+  faces.look_ahead = h;
+  const ClothCollisions contacts = detect_collisions(cloth_, obstacles_, time_, faces);
+  stats.collision_seconds = seconds_since(start) - stats.remesh_seconds;
+
+  // Line 4–5: the step system (eq. 2.11) and its constraints (§2.5).
+  start = Clock::now();
+  ClothStepOptions step_options;
+  step_options.time_step = h;
+  step_options.gravity = options_.gravity;
+  const ClothStepSystem& system = assembler_.assemble(cloth_, options_.material, step_options);
+  const ClothDofs& dofs = system.dofs;
+  const std::vector<ScriptedVertex> scripts = active_scripts();
+  ClothConstraints rows =
+      build_constraints(cloth_, dofs, obstacles_, contacts.vertex_contacts, scripts, time_, h, options_.constraints);
+  stats.fill_seconds = seconds_since(start);
+
+  // The QP of eq. 2.12.
+  start = Clock::now();
+  solvers::qp::QpProblem problem;
+  problem.hessian = system.matrix;
+  problem.linear = system.rhs;
+  problem.equality = rows.equality;
+  problem.equality_rhs = rows.equality_rhs;
+  problem.inequality = rows.inequality;
+  problem.inequality_rhs = rows.inequality_rhs;
+  const solvers::qp::InteriorPointResult result = solvers::qp::solve_interior_point(problem, options_.qp);
+  const solvers::qp::QpSolution& solution = result.solution;
+  stats.qp_seconds = seconds_since(start);
+  stats.qp_iterations = solution.iterations;
+  stats.qp_status = std::string(solvers::qp::to_string(solution.status));
+  stats.schur_size = result.stats.schur_size;
+  stats.ok = solution.status == solvers::qp::QpStatus::optimal;
+  stats.equality_rows = problem.equality_count();
+  stats.inequality_rows = problem.inequality_count();
+  last_problem_ = std::move(problem);
+
+  if (stats.ok) {
+    last_velocities_ = solution.x;
+    std::vector<double> velocities = solution.x;
+    if (options_.friction > 0.0) apply_friction(rows, solution, dofs, velocities);
+    scatter_velocities(velocities, dofs, cloth_);
+    record_contact_forces(rows, solution);
+    // q ← q + h q̇, both coordinates (eq. 2.12's last line).
+    for (std::size_t i = 0; i < cloth_.positions.size(); ++i) cloth_.positions[i] += h * cloth_.velocities[i];
+    advance_material_coordinates();
+    time_ += h;
+    stats.released = settle_feature_vertices(rows, velocities);
+  }
+  last_constraints_ = std::move(rows);
+  for (std::size_t i = 0; i < solution.inequality_multipliers.size(); ++i) {
+    if (solution.inequality_multipliers[i] > 1e-9) ++stats.active_rows;
+  }
+  stats.kinetic_energy = system.kinetic_energy;
+  stats.potential_energy = system.potential_energy();
+  stats.faces = cloth_.triangle_count();
+  stats.vertices = cloth_.vertex_count();
+  for (Index v = 0; v < cloth_.vertex_count(); ++v) {
+    if (cloth_.attachments[static_cast<std::size_t>(v)].kind != Kind::none) ++stats.conformal_vertices;
+    if (cloth_.is_eulerian(v)) ++stats.eol_vertices;
+  }
+  stats.min_gap = min_box_gap(cloth_, obstacles_, time_);
+  stats.total_seconds = seconds_since(step_start);
+  return stats;
+}
+
+std::vector<double> ClothSimulation::world_velocities_of(std::span<const double> velocities,
+                                                         const ClothDofs& dofs) const {
+  std::vector<double> world(velocities.begin(), velocities.begin() + 3 * cloth_.vertex_count());
+  if (dofs.eulerian_vertex_count() == 0) return world;
+  const std::vector<Mat32> f = vertex_deformation_gradients(cloth_);
+  for (Index v = 0; v < cloth_.vertex_count(); ++v) {
+    const Index e = dofs.eulerian_offset[static_cast<std::size_t>(v)];
+    if (e < 0) continue;
+    const Vec3 w = f[static_cast<std::size_t>(v)] * Vec2{velocities[static_cast<std::size_t>(e)],
+                                                         velocities[static_cast<std::size_t>(e) + 1]};
+    for (int k = 0; k < 3; ++k) world[static_cast<std::size_t>(3 * v + k)] -= w[k];
+  }
+  return world;
+}
+
+std::vector<double> ClothSimulation::world_velocities() const {
+  const ClothDofs dofs = ClothDofs::of(cloth_);
+  return world_velocities_of(gather_velocities(cloth_, dofs), dofs);
+}
+
+namespace {
+
+/// s = C q̇ − c for every inequality row.
+std::vector<double> inequality_slacks(const ClothConstraints& rows, std::span<const double> velocities) {
+  std::vector<double> slack(rows.inequality_kind.size(), 0.0);
+  const linalg::CscMatrix& c = rows.inequality;
+  for (Index j = 0; j < c.cols; ++j) {
+    for (linalg::Offset p = c.col_ptr[static_cast<std::size_t>(j)]; p < c.col_ptr[static_cast<std::size_t>(j) + 1]; ++p) {
+      slack[static_cast<std::size_t>(c.row_idx[static_cast<std::size_t>(p)])] +=
+          c.values[static_cast<std::size_t>(p)] * velocities[static_cast<std::size_t>(j)];
+    }
+  }
+  for (std::size_t i = 0; i < slack.size(); ++i) slack[i] -= rows.inequality_rhs[i];
+  return slack;
+}
+
+}  // namespace
+
+void ClothSimulation::advance_material_coordinates() {
+  // X ← X + hẊ. The QP's area rows keep each triangle with EOL vertices above a quarter of
+  // its material area to first order; with two or three EOL vertices the area is quadratic
+  // in the step, and a fast pair can still invert a thin triangle. Such a triangle's EOL
+  // vertices take a shorter material step (halved until the triangle keeps a tenth of its
+  // area) — the thesis slows the step down where remeshing cannot help (§2.6.1).
+  const double h = options_.time_step;
+  std::vector<double> fraction(static_cast<std::size_t>(cloth_.vertex_count()), 1.0);
+  const std::vector<double> start = cloth_.material;
+  std::vector<double> start_area(static_cast<std::size_t>(cloth_.triangle_count()));
+  for (Index t = 0; t < cloth_.triangle_count(); ++t) start_area[static_cast<std::size_t>(t)] = material_area(cloth_, t);
+  for (int attempt = 0; attempt < 30; ++attempt) {
+    for (Index v = 0; v < cloth_.vertex_count(); ++v) {
+      for (int k = 0; k < 2; ++k) {
+        cloth_.material[2 * v + k] = start[static_cast<std::size_t>(2 * v + k)] +
+                                     fraction[static_cast<std::size_t>(v)] * h * cloth_.material_velocities[2 * v + k];
+      }
+    }
+    bool shrunk = false;
+    for (Index t = 0; t < cloth_.triangle_count(); ++t) {
+      if (material_area(cloth_, t) >= 0.1 * start_area[static_cast<std::size_t>(t)]) continue;
+      for (int k = 0; k < 3; ++k) fraction[static_cast<std::size_t>(cloth_.triangles[3 * t + k])] *= 0.5;
+      shrunk = true;
+    }
+    if (!shrunk) return;
+  }
+}
+
+Index ClothSimulation::settle_feature_vertices(const ClothConstraints& rows, std::span<const double> velocities) {
+  // A feature vertex whose normal constraint went slack lifts off (§2.6.2) — it becomes a
+  // free Lagrangian vertex keeping its world velocity — and so does one that slid past the end
+  // of its edge. The others are put back on their feature.
+  const std::vector<double> slack = inequality_slacks(rows, velocities);
+  std::vector<unsigned char> lifting(static_cast<std::size_t>(cloth_.vertex_count()), 0);
+  for (std::size_t i = 0; i < slack.size(); ++i) {
+    if (rows.inequality_kind[i] == RowKind::feature_normal &&
+        slack[i] * options_.time_step > options_.release_distance) {
+      lifting[static_cast<std::size_t>(rows.inequality_vertex[i])] = 1;
+    }
+  }
+  Index released = 0;
+  std::vector<Mat32> gradients;  // the vertex-averaged F, computed once if anything lifts off
+  for (Index v = 0; v < cloth_.vertex_count(); ++v) {
+    FeatureAttachment& attachment = cloth_.attachments[static_cast<std::size_t>(v)];
+    if (attachment.kind == Kind::none) continue;
+    if (!cloth_.is_eulerian(v)) {
+      // A conformal Lagrangian vertex moves with the material: it stays conformal while it is
+      // within the detection threshold of its feature (its rows carry the gap).
+      if (within_feature(cloth_, obstacles_, v, time_) &&
+          feature_distance(cloth_, obstacles_, v, time_) <= options_.collisions.threshold) {
+        continue;
+      }
+    } else if (!lifting[static_cast<std::size_t>(v)] && within_feature(cloth_, obstacles_, v, time_)) {
+      project_onto_feature(cloth_, obstacles_, v, time_);
+      continue;
+    }
+    // Lift-off (§2.6.2): the vertex keeps its world velocity ẋ − FẊ (eq. 2.2) as its
+    // Lagrangian velocity and loses its Eulerian DOFs.
+    if (cloth_.is_eulerian(v)) {
+      if (gradients.empty()) gradients = vertex_deformation_gradients(cloth_);
+      const Vec3 world = vertex_world_velocity(cloth_, v, gradients[static_cast<std::size_t>(v)]);
+      for (int k = 0; k < 3; ++k) cloth_.velocities[static_cast<std::size_t>(3 * v + k)] = world[k];
+      cloth_.material_velocities[static_cast<std::size_t>(2 * v)] = 0.0;
+      cloth_.material_velocities[static_cast<std::size_t>(2 * v + 1)] = 0.0;
+      cloth_.eulerian[static_cast<std::size_t>(v)] = 0;
+    }
+    attachment = {};
+    ++released;
+  }
+  return released;
+}
+
+void ClothSimulation::record_contact_forces(const ClothConstraints& rows, const solvers::qp::QpSolution& solution) {
+  // A multiplier is the impulse of its row over the step (the QP is in momentum units:
+  // b = M q̇ + h f), so the force is z n / h.
+  contact_forces_.assign(cloth_.positions.size(), 0.0);
+  for (std::size_t i = 0; i < rows.inequality_kind.size(); ++i) {
+    const Vec3 f = (solution.inequality_multipliers[i] / options_.time_step) * rows.inequality_normal[i];
+    const auto v = static_cast<std::size_t>(rows.inequality_vertex[i]);
+    for (int k = 0; k < 3; ++k) contact_forces_[3 * v + static_cast<std::size_t>(k)] += f[k];
+  }
+}
+
+void ClothSimulation::apply_friction(const ClothConstraints& rows, const solvers::qp::QpSolution& solution,
+                                     const ClothDofs& dofs, std::vector<double>& velocities) const {
+  // Bridson, Fedkiw & Anderson 2002's filter as §2.7 FRICTION applies it: the normal impulse
+  // z (over the vertex's mass: the normal velocity change) caps the tangential velocity change
+  // at μ·Δv_n. Lagrangian vertices lose tangential velocity; on a corner only the Eulerian
+  // velocity is scaled (it carries the whole tangential motion); on an edge the Eulerian
+  // velocity and the Lagrangian velocity along the edge.
+  const std::vector<double> mass = lumped_masses(cloth_, options_.material.density);
+  std::vector<double> impulse(static_cast<std::size_t>(cloth_.vertex_count()), 0.0);
+  std::vector<Vec3> normal(static_cast<std::size_t>(cloth_.vertex_count()));
+  std::vector<int> obstacle(static_cast<std::size_t>(cloth_.vertex_count()), 0);
+  for (std::size_t i = 0; i < rows.inequality_kind.size(); ++i) {
+    if (rows.inequality_kind[i] != RowKind::face_contact && rows.inequality_kind[i] != RowKind::feature_normal) continue;
+    const auto v = static_cast<std::size_t>(rows.inequality_vertex[i]);
+    impulse[v] += std::max(solution.inequality_multipliers[i], 0.0);
+    normal[v] += std::max(solution.inequality_multipliers[i], 0.0) * rows.inequality_normal[i];
+    obstacle[v] = rows.inequality_obstacle[i];
+  }
+  const std::vector<double> world = world_velocities_of(velocities, dofs);
+  for (Index v = 0; v < cloth_.vertex_count(); ++v) {
+    const auto i = static_cast<std::size_t>(v);
+    if (impulse[i] <= 0.0 || mass[i] <= 0.0) continue;
+    const FeatureAttachment& a = cloth_.attachments[i];
+    const Vec3 n = normalized(normal[i]);
+    const Vec3 relative =
+        Vec3{world[3 * i], world[3 * i + 1], world[3 * i + 2]} - obstacles_.velocity(obstacle[i], time_);
+    const Vec3 tangential = relative - dot(relative, n) * n;
+    const double speed = norm(tangential);
+    if (speed <= 0.0) continue;
+    const double keep = std::max(0.0, 1.0 - options_.friction * (impulse[i] / mass[i]) / speed);
+    double* x_dot = &velocities[3 * i];
+    if (a.kind == Kind::none) {
+      for (int k = 0; k < 3; ++k) x_dot[k] -= (1.0 - keep) * tangential[k];
+      continue;
+    }
+    const Index e = dofs.eulerian_offset[i];
+    if (e >= 0) {
+      velocities[static_cast<std::size_t>(e)] *= keep;
+      velocities[static_cast<std::size_t>(e) + 1] *= keep;
+    }
+    if (a.kind == Kind::edge) {
+      const FeatureEdge edge = obstacles_.box_edge(a.obstacle, a.feature, time_);
+      const Vec3 d = normalized(edge.b - edge.a);
+      const double along = dot(Vec3{x_dot[0], x_dot[1], x_dot[2]} - obstacles_.velocity(a.obstacle, time_), d);
+      for (int k = 0; k < 3; ++k) x_dot[k] -= (1.0 - keep) * along * d[k];
+    }
+  }
+}
+
+}  // namespace cholsim::fem::cloth

@@ -1,0 +1,122 @@
+#pragma once
+// The EOL cloth time stepper, seed 002 Algorithm 2.1: detect collisions, remesh conformally to
+// the sharp features they found (§2.6), build the constraints (§2.5), and take one
+// linearly implicit step as the QP of eq. 2.12 — solved by our own interior point method on
+// the Schur complement of the constrained DOFs (solvers/qp/).
+//
+// The three methods of §2.7 share the loop: `lagrangian_regular` keeps the mesh and sees only
+// box faces; `lagrangian_conformal` remeshes at features with averaged normals (or the cone);
+// `eol` makes the feature vertices Eulerian-on-Lagrangian.
+#include <chrono>
+#include <string>
+#include <vector>
+
+#include "fem/cloth/cloth_collisions.hpp"
+#include "fem/cloth/cloth_constraints.hpp"
+#include "fem/cloth/cloth_dofs.hpp"
+#include "fem/cloth/cloth_mesh.hpp"
+#include "fem/cloth/cloth_obstacles.hpp"
+#include "fem/cloth/cloth_step_system.hpp"
+#include "fem/cloth/conformal_remesher.hpp"
+#include "solvers/qp/interior_point.hpp"
+
+namespace cholsim::fem::cloth {
+
+/// A cloth vertex moved by script in a time window, found by its material coordinates (which
+/// remeshing keeps: scripted vertices are cloth corners, never collapsed or made Eulerian).
+struct ScriptedMotion {
+  double material_u = 0.0, material_v = 0.0;
+  Vec3 velocity;  ///< zero: held fixed
+  double from = 0.0;
+  double until = 1e300;
+};
+
+struct ClothSimulationOptions {
+  double time_step = 5e-3;
+  Vec3 gravity{0.0, 0.0, -9.8};
+  ClothMaterial material;
+  ConstraintOptions constraints;
+  CollisionOptions collisions;
+  RemeshOptions remesh;
+  solvers::qp::InteriorPointOptions qp;
+  /// Coulomb friction coefficient of Bridson's velocity filter (§2.7 FRICTION); 0: none.
+  double friction = 0.0;
+  /// An EOL or conformal vertex whose normal velocity would carry it further than this (m) off
+  /// its feature in one step leaves the feature (lift-off, §2.6.2); a smaller lift is put
+  /// back onto the feature. The hysteresis keeps a fluttering contact from being released and
+  /// re-inserted (remeshing both times) every step. Default: a tenth of the detection
+  /// threshold.
+  double release_distance = 5e-4;
+};
+
+/// One step's work in the phases of Table 2.1, and what the step looked like.
+struct ClothStepStats {
+  double collision_seconds = 0.0;  ///< %CD
+  double remesh_seconds = 0.0;     ///< %RM
+  double fill_seconds = 0.0;       ///< %MF: forces, stiffness, inertia, constraints
+  double qp_seconds = 0.0;         ///< %VI: the velocity QP
+  double total_seconds = 0.0;
+  Index faces = 0, vertices = 0, eol_vertices = 0, conformal_vertices = 0;
+  Index equality_rows = 0, inequality_rows = 0, active_rows = 0;
+  Index schur_size = 0;  ///< constrained DOFs: the QP's Schur complement size
+  int qp_iterations = 0;
+  std::string qp_status;
+  Index released = 0;           ///< feature vertices that lifted off this step
+  double kinetic_energy = 0.0;  ///< ½ q̇ᵀMq̇ at the start of the step
+  double potential_energy = 0.0;
+  double min_gap = 0.0;  ///< the least signed distance of a free vertex to a box (penetration < 0)
+  bool ok = true;        ///< false when the QP did not reach optimality (status says why)
+  bool remesh_converged = true;  ///< the remesher's loop ended before its iteration cap
+};
+
+class ClothSimulation {
+ public:
+  ClothSimulation(ClothMesh cloth, ClothObstacles obstacles, std::vector<ScriptedMotion> scripted,
+                  ClothSimulationOptions options);
+
+  /// One step of Algorithm 2.1.
+  ClothStepStats step();
+
+  [[nodiscard]] const ClothMesh& cloth() const { return cloth_; }
+  [[nodiscard]] const ClothObstacles& obstacles() const { return obstacles_; }
+  [[nodiscard]] const ClothSimulationOptions& options() const { return options_; }
+  [[nodiscard]] double time() const { return time_; }
+  /// Per vertex: the world velocity ẋʷ = ẋ − FẊ (eq. 2.2), 3 per vertex.
+  [[nodiscard]] std::vector<double> world_velocities() const;
+  /// The last step's velocity QP (for replaying QPs in the benchmark).
+  [[nodiscard]] const solvers::qp::QpProblem& last_problem() const { return last_problem_; }
+  /// The last step's constraint rows and the QP's generalized velocities q̇ (before the
+  /// friction filter), numbered as the mesh was during that step — for checks.
+  [[nodiscard]] const ClothConstraints& last_constraints() const { return last_constraints_; }
+  [[nodiscard]] const std::vector<double>& last_velocities() const { return last_velocities_; }
+  /// Per vertex: the contact force of the last step (N), 3 per vertex.
+  [[nodiscard]] const std::vector<double>& contact_forces() const { return contact_forces_; }
+
+ private:
+  std::vector<ScriptedVertex> active_scripts() const;
+  void remesh(ClothStepStats& stats);
+  void apply_friction(const ClothConstraints& rows, const solvers::qp::QpSolution& solution, const ClothDofs& dofs,
+                      std::vector<double>& velocities) const;
+  void record_contact_forces(const ClothConstraints& rows, const solvers::qp::QpSolution& solution);
+  Index settle_feature_vertices(const ClothConstraints& rows, std::span<const double> velocities);
+  void advance_material_coordinates();
+  /// ẋʷ (eq. 2.2) of every vertex for generalized velocities q̇ numbered by `dofs`.
+  [[nodiscard]] std::vector<double> world_velocities_of(std::span<const double> velocities, const ClothDofs& dofs) const;
+
+  ClothStepAssembler assembler_;  ///< keeps the matrix pattern while the mesh does not change
+  solvers::qp::QpProblem last_problem_;
+  ClothConstraints last_constraints_;
+  std::vector<double> last_velocities_;
+  ClothMesh cloth_;
+  ClothObstacles obstacles_;
+  std::vector<ScriptedMotion> scripted_;
+  ClothSimulationOptions options_;
+  double time_ = 0.0;
+  std::vector<double> contact_forces_;
+};
+
+std::string_view to_string(ClothMethod method);
+/// "lagrangian-regular", "lagrangian-conformal" or "eol"; throws std::invalid_argument.
+ClothMethod parse_cloth_method(std::string_view name);
+
+}  // namespace cholsim::fem::cloth

@@ -1,0 +1,170 @@
+// fem/cloth/cloth_simulation, cloth_constraints and cloth_scenes: the EOL stepper of seed 002
+// Algorithm 2.1 on coarse versions of the §2.7 scenes — every step's QP optimal and its
+// constraints met (equalities to 1e-12, inequalities to 1e-10), no penetration, EOL vertices on
+// their feature (1e-9) with material coordinates inside the domain; friction slows the EOL
+// cloth's slide over the edge; no energy growth without forcing; every scene steps.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+
+#include "fem/cloth/cloth_scenes.hpp"
+
+namespace cholsim::fem::cloth {
+namespace {
+
+ClothScene coarse_scene(ClothSceneKind kind, ClothMethod method, int cells = 9) {
+  ClothSceneOptions options;
+  options.kind = kind;
+  options.method = method;
+  options.cells = cells;
+  return make_cloth_scene(options);
+}
+
+/// Distance of a feature vertex from its feature.
+double distance_from_feature(const ClothSimulation& simulation, Index v) {
+  const ClothMesh& cloth = simulation.cloth();
+  const FeatureAttachment& a = cloth.attachments[static_cast<std::size_t>(v)];
+  const Vec3 p = cloth.position(v);
+  if (a.kind == FeatureAttachment::Kind::corner) {
+    return norm(p - simulation.obstacles().corner(a.obstacle, a.feature, simulation.time()).point);
+  }
+  const FeatureEdge edge = simulation.obstacles().box_edge(a.obstacle, a.feature, simulation.time());
+  const Vec3 d = normalized(edge.b - edge.a);
+  const Vec3 r = p - edge.a;
+  return norm(r - dot(r, d) * d);
+}
+
+/// max(0, c − Cq̇) and |Eq̇ − e| of the last step's rows.
+struct Violations {
+  double equality = 0.0, inequality = 0.0;
+};
+Violations constraint_violations(const ClothSimulation& simulation) {
+  const ClothConstraints& rows = simulation.last_constraints();
+  const std::vector<double>& q = simulation.last_velocities();
+  const auto product = [&](const linalg::CscMatrix& a, Index count) {
+    std::vector<double> y(static_cast<std::size_t>(count), 0.0);
+    for (Index j = 0; j < a.cols; ++j) {
+      for (auto p = a.col_ptr[static_cast<std::size_t>(j)]; p < a.col_ptr[static_cast<std::size_t>(j) + 1]; ++p) {
+        y[static_cast<std::size_t>(a.row_idx[static_cast<std::size_t>(p)])] +=
+            a.values[static_cast<std::size_t>(p)] * q[static_cast<std::size_t>(j)];
+      }
+    }
+    return y;
+  };
+  Violations v;
+  const std::vector<double> eq = product(rows.equality, static_cast<Index>(rows.equality_rhs.size()));
+  for (std::size_t i = 0; i < eq.size(); ++i) v.equality = std::max(v.equality, std::abs(eq[i] - rows.equality_rhs[i]));
+  const std::vector<double> in = product(rows.inequality, static_cast<Index>(rows.inequality_rhs.size()));
+  for (std::size_t i = 0; i < in.size(); ++i) v.inequality = std::max(v.inequality, rows.inequality_rhs[i] - in[i]);
+  return v;
+}
+
+/// The mean material u of the vertices within 5 mm of the EDGE box's edge at x = 0.3175,
+/// z = −0.049 (the feature the cloth slides over): how far the material has moved across the
+/// edge. EOL and conformal vertices sit on the edge; a Lagrangian cloth has vertices near it.
+double material_at_edge(const ClothSimulation& simulation) {
+  const ClothMesh& cloth = simulation.cloth();
+  double sum = 0.0;
+  int count = 0;
+  for (Index v = 0; v < cloth.vertex_count(); ++v) {
+    const Vec3 p = cloth.position(v);
+    if (std::hypot(p.x - 0.3175, p.z + 0.049) > 5e-3) continue;
+    sum += cloth.material[2 * v];
+    ++count;
+  }
+  return count > 0 ? sum / count : std::nan("");
+}
+
+TEST(ClothSimulation, EolEdgeStepsMeetTheirConstraintsAndKeepVerticesOnFeatures) {
+  ClothScene scene = coarse_scene(ClothSceneKind::edge, ClothMethod::eol);
+  ClothSimulation simulation(scene.cloth, scene.obstacles, scene.scripted, scene.options);
+  Index most_eol = 0;
+  for (int step = 1; step <= 100; ++step) {
+    const ClothStepStats stats = simulation.step();
+    ASSERT_TRUE(stats.ok) << "step " << step << ": " << stats.qp_status;
+    const Violations v = constraint_violations(simulation);
+    ASSERT_LE(v.equality, 1e-12) << "step " << step;
+    ASSERT_LE(v.inequality, 1e-10) << "step " << step;
+    ASSERT_GE(stats.min_gap, -1e-9) << "step " << step << ": a free vertex is inside the box";
+    const ClothMesh& cloth = simulation.cloth();
+    ASSERT_NO_THROW(validate_cloth(cloth)) << "step " << step;  // material coordinates in the domain
+    for (Index vertex = 0; vertex < cloth.vertex_count(); ++vertex) {
+      if (cloth.attachments[static_cast<std::size_t>(vertex)].kind == FeatureAttachment::Kind::none) continue;
+      ASSERT_LE(distance_from_feature(simulation, vertex), 1e-9) << "step " << step << ", vertex " << vertex;
+    }
+    most_eol = std::max(most_eol, stats.eol_vertices);
+  }
+  EXPECT_GT(most_eol, 3) << "the cloth never made EOL vertices on the box edge";
+}
+
+TEST(ClothSimulation, FrictionSlowsTheSlideOverTheEdge) {
+  const auto slide = [](double friction) {
+    ClothSceneOptions options;
+    options.kind = ClothSceneKind::edge;
+    options.cells = 9;
+    options.friction = friction;
+    ClothScene scene = make_cloth_scene(options);
+    ClothSimulation simulation(scene.cloth, scene.obstacles, scene.scripted, scene.options);
+    double first = std::nan("");
+    for (int step = 1; step <= 110; ++step) {
+      EXPECT_TRUE(simulation.step().ok);
+      if (step == 40) first = material_at_edge(simulation);
+    }
+    return std::abs(material_at_edge(simulation) - first);
+  };
+  const double free_slide = slide(0.0);
+  const double held = slide(0.8);
+  EXPECT_GT(free_slide, 0.02);
+  EXPECT_LT(held, 0.5 * free_slide);
+}
+
+TEST(ClothSimulation, NoEnergyGrowthWithoutForcing) {
+  // A free cloth with no gravity, stretched and moving: the linearly implicit step (eq. 2.11)
+  // may only lose energy.
+  ClothMesh cloth = make_rectangle_cloth(1.0, 1.0, 6, 6, {0, 0, 0}, {1, 0, 0}, {0, 1, 0});
+  for (Index v = 0; v < cloth.vertex_count(); ++v) {
+    const double u = cloth.material[2 * v], w = cloth.material[2 * v + 1];
+    cloth.positions[3 * v] *= 1.05;
+    cloth.positions[3 * v + 2] = 0.05 * std::sin(3.0 * u) * std::cos(2.0 * w);
+    cloth.velocities[3 * v + 2] = std::cos(4.0 * u + w);
+    cloth.velocities[3 * v] = 0.3 * std::sin(2.0 * w);
+  }
+  ClothSimulationOptions options;
+  options.gravity = {};
+  options.material.lumped_mass = true;
+  options.constraints.method = ClothMethod::lagrangian_regular;
+  ClothSimulation simulation(cloth, {}, {}, options);
+  double previous = std::numeric_limits<double>::infinity();
+  for (int step = 0; step < 60; ++step) {
+    const ClothStepStats stats = simulation.step();
+    ASSERT_TRUE(stats.ok);
+    const double energy = stats.kinetic_energy + stats.potential_energy;
+    EXPECT_LE(energy, previous * (1.0 + 1e-9)) << "step " << step;
+    previous = energy;
+  }
+}
+
+TEST(ClothSimulation, ParsesNamesAndRejectsBadOptions) {
+  EXPECT_EQ(parse_cloth_method("eol"), ClothMethod::eol);
+  EXPECT_EQ(parse_cloth_scene("lo-res"), ClothSceneKind::lo_res);
+  EXPECT_THROW(parse_cloth_method("arcsim"), std::invalid_argument);
+  EXPECT_THROW(parse_cloth_scene("edges"), std::invalid_argument);
+  ClothSimulationOptions options;
+  options.time_step = 0.0;
+  EXPECT_THROW(ClothSimulation(make_rectangle_cloth(1, 1, 2, 2, {}, {1, 0, 0}, {0, 1, 0}), {}, {}, options),
+               std::invalid_argument);
+}
+
+TEST(ClothSimulation, EveryScenePlaysAFewSteps) {
+  for (ClothSceneKind kind : {ClothSceneKind::edge, ClothSceneKind::wire, ClothSceneKind::nails, ClothSceneKind::jaws,
+                              ClothSceneKind::push, ClothSceneKind::throw_box, ClothSceneKind::lo_res,
+                              ClothSceneKind::friction}) {
+    ClothScene scene = coarse_scene(kind, ClothMethod::eol, 6);
+    ClothSimulation simulation(scene.cloth, scene.obstacles, scene.scripted, scene.options);
+    for (int step = 0; step < 30; ++step) ASSERT_TRUE(simulation.step().ok) << to_string(kind) << " step " << step;
+  }
+}
+
+}  // namespace
+}  // namespace cholsim::fem::cloth
