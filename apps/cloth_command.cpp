@@ -33,6 +33,7 @@ struct ClothCommandOptions {
   std::string method = "eol";
   int cells = 0;
   bool cone = false;
+  bool consistent_mass = false;
   double friction = -1.0;
   double time_step = 0.0;
   int frames = 0;
@@ -206,6 +207,7 @@ int run_cloth(const ClothCommandOptions& flags) {
   scene_options.method = cloth::parse_cloth_method(flags.method);
   scene_options.cells = flags.cells;
   scene_options.cone = flags.cone;
+  scene_options.consistent_mass = flags.consistent_mass;
   scene_options.friction = flags.friction;
   cloth::ClothScene scene = cloth::make_cloth_scene(scene_options);
   if (flags.time_step > 0.0) scene.options.time_step = flags.time_step;
@@ -279,6 +281,8 @@ void add_cloth_command(CLI::App& app, CommandAction& action) {
   command->add_option("--cells", flags->cells, "Cells along each side of the cloth (default: 39, LO-RES 9)")
       ->check(CLI::Range(1, 400));
   command->add_flag("--cone", flags->cone, "lagrangian-conformal: both normals of a feature instead of their average");
+  command->add_flag("--consistent-mass", flags->consistent_mass,
+                    "eq. 2.8's consistent inertia instead of the lumped (vertex-quadrature) one");
   command->add_option("--friction", flags->friction, "Coulomb coefficient of the friction filter (default: the scene's)")
       ->check(CLI::NonNegativeNumber);
   command->add_option("--dt", flags->time_step, "Time step in s (default 5e-3)")->check(CLI::PositiveNumber);

@@ -21,6 +21,7 @@ struct ClothSceneOptions {
   ClothMethod method = ClothMethod::eol;
   bool cone = false;      ///< conformal Lagrangian with both normals (locks, §2.7 EDGE)
   double friction = -1.0;  ///< < 0: the scene's (FRICTION: 0.5; the others 0)
+  bool consistent_mass = false;  ///< eq. 2.8's consistent inertia instead of the lumped one
 };
 
 struct ClothScene {

@@ -1,7 +1,7 @@
 // read_vtk_series: opens a .pvd collection and every .vtu it lists with VTK's own readers (as
 // ParaView would) and checks what a client relies on — the frame count, increasing times, the
-// same point and cell counts in every frame, tetrahedral cells, and the named arrays with
-// their component counts and finite values. Exit 0 when everything matches, 1 otherwise
+// same point and cell counts in every frame (unless --remeshed), tetrahedral (or --triangles)
+// cells, and the named arrays with their component counts and finite values. Exit 0 when everything matches, 1 otherwise
 // (each mismatch on stderr), 2 for bad arguments. Used by the `cholsim corot` app tests.
 #include <cmath>
 #include <iostream>
@@ -93,6 +93,10 @@ int main(int argc, char** argv) {
   app.add_option("--cells", cells, "Expected cells per frame (default: as in the first frame)");
   app.add_option("--point-array", point_arrays, "NAME:COMPONENTS of a point array every frame must have");
   app.add_option("--cell-array", cell_arrays, "NAME:COMPONENTS of a cell array every frame must have");
+  bool triangles = false;
+  bool remeshed = false;
+  app.add_flag("--triangles", triangles, "The cells are triangles (a surface such as cloth), not tetrahedra");
+  app.add_flag("--remeshed", remeshed, "Point and cell counts may change between frames (a remeshed surface)");
   CLI11_PARSE(app, argc, argv);
   std::vector<ArraySpec> point_specs;
   std::vector<ArraySpec> cell_specs;
@@ -113,14 +117,15 @@ int main(int argc, char** argv) {
       const std::string where = entries[frame].file.string();
       if (frame > 0) checker.expect(entries[frame].time > entries[frame - 1].time, where + ": time does not increase");
       const auto grid = read_unstructured_grid(entries[frame].file);
-      if (!points) points = grid->GetNumberOfPoints();
-      if (!cells) cells = grid->GetNumberOfCells();
+      if (!points || remeshed) points = grid->GetNumberOfPoints();
+      if (!cells || remeshed) cells = grid->GetNumberOfCells();
       checker.expect(grid->GetNumberOfPoints() == *points, where + ": " + std::to_string(grid->GetNumberOfPoints()) +
                                                                " points, expected " + std::to_string(*points));
       checker.expect(grid->GetNumberOfCells() == *cells, where + ": " + std::to_string(grid->GetNumberOfCells()) +
                                                              " cells, expected " + std::to_string(*cells));
-      checker.expect(grid->IsHomogeneous() && grid->GetNumberOfCells() > 0 && grid->GetCellType(0) == VTK_TETRA,
-                     where + ": the cells are not all tetrahedra");
+      const int cell_type = triangles ? VTK_TRIANGLE : VTK_TETRA;
+      checker.expect(grid->IsHomogeneous() && grid->GetNumberOfCells() > 0 && grid->GetCellType(0) == cell_type,
+                     where + (triangles ? ": the cells are not all triangles" : ": the cells are not all tetrahedra"));
       for (const ArraySpec& spec : point_specs) {
         check_array(checker, grid->GetPointData()->GetArray(spec.name.c_str()), spec, grid->GetNumberOfPoints(), where);
       }
