@@ -7,7 +7,7 @@
 
 #include "fem/cloth/cloth_dofs.hpp"
 #include "fem/cloth/eol_mapping.hpp"
-#include "fem/cloth/velocity_transfer.hpp"
+#include "fem/cloth/velocity_coordinates.hpp"
 
 namespace cholsim::fem::cloth {
 
@@ -171,15 +171,28 @@ ClothStepStats ClothSimulation::step() {
   problem.equality_rhs = rows.equality_rhs;
   problem.inequality = rows.inequality;
   problem.inequality_rhs = rows.inequality_rhs;
-  const solvers::qp::InteriorPointResult result = solvers::qp::solve_interior_point(problem, options_.qp);
+  // In per-vertex contact frames with the single-vertex equalities eliminated (q̇ = Ty + q̇₀),
+  // a face contact touches one column instead of three: the Schur complement is that much
+  // smaller and the equalities cost nothing. Same solution, same inequality multipliers.
+  solvers::qp::InteriorPointResult result;
+  if (options_.reduce_coordinates) {
+    ReducedVelocityQp reduced = reduce_velocity_qp(problem, dofs);
+    result = solvers::qp::solve_interior_point(reduced.problem, options_.qp);
+    if (result.solution.status == solvers::qp::QpStatus::optimal) {
+      result.solution.x = reduced.coordinates.velocities(result.solution.x);
+    }
+    problem = std::move(reduced.problem);  // kept as the QP this step solved
+  } else {
+    result = solvers::qp::solve_interior_point(problem, options_.qp);
+  }
   const solvers::qp::QpSolution& solution = result.solution;
   stats.qp_seconds = seconds_since(start);
   stats.qp_iterations = solution.iterations;
   stats.qp_status = std::string(solvers::qp::to_string(solution.status));
   stats.schur_size = result.stats.schur_size;
   stats.ok = solution.status == solvers::qp::QpStatus::optimal;
-  stats.equality_rows = problem.equality_count();
-  stats.inequality_rows = problem.inequality_count();
+  stats.equality_rows = static_cast<Index>(rows.equality_rhs.size());
+  stats.inequality_rows = static_cast<Index>(rows.inequality_rhs.size());
   last_problem_ = std::move(problem);
 
   if (stats.ok) {
@@ -249,6 +262,17 @@ std::vector<double> inequality_slacks(const ClothConstraints& rows, std::span<co
 
 }  // namespace
 
+void ClothSimulation::clamp_into_domain() {
+  // The QP's domain rows keep X inside to first order; a rounding-level overshoot of the
+  // border (a border vertex sliding along it) is put back so the mesh stays valid.
+  for (Index v = 0; v < cloth_.vertex_count(); ++v) {
+    double& u = cloth_.material[static_cast<std::size_t>(2 * v)];
+    double& w = cloth_.material[static_cast<std::size_t>(2 * v + 1)];
+    u = std::clamp(u, 0.0, cloth_.material_width);
+    w = std::clamp(w, 0.0, cloth_.material_height);
+  }
+}
+
 void ClothSimulation::advance_material_coordinates() {
   // X ← X + hẊ. The QP's area rows keep each triangle with EOL vertices above a quarter of
   // its material area to first order; with two or three EOL vertices the area is quadratic
@@ -267,6 +291,7 @@ void ClothSimulation::advance_material_coordinates() {
                                      fraction[static_cast<std::size_t>(v)] * h * cloth_.material_velocities[2 * v + k];
       }
     }
+    clamp_into_domain();
     bool shrunk = false;
     for (Index t = 0; t < cloth_.triangle_count(); ++t) {
       if (material_area(cloth_, t) >= 0.1 * start_area[static_cast<std::size_t>(t)]) continue;

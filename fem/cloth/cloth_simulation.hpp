@@ -39,6 +39,9 @@ struct ClothSimulationOptions {
   CollisionOptions collisions;
   RemeshOptions remesh;
   solvers::qp::InteriorPointOptions qp;
+  /// Solve the QP in per-vertex contact frames with single-vertex equalities eliminated
+  /// (fem/cloth/velocity_coordinates.hpp); off: the QP as built, for comparison.
+  bool reduce_coordinates = true;
   /// Coulomb friction coefficient of Bridson's velocity filter (§2.7 FRICTION); 0: none.
   double friction = 0.0;
   /// An EOL or conformal vertex whose normal velocity would carry it further than this (m) off
@@ -83,7 +86,8 @@ class ClothSimulation {
   [[nodiscard]] double time() const { return time_; }
   /// Per vertex: the world velocity ẋʷ = ẋ − FẊ (eq. 2.2), 3 per vertex.
   [[nodiscard]] std::vector<double> world_velocities() const;
-  /// The last step's velocity QP (for replaying QPs in the benchmark).
+  /// The last step's velocity QP as solved (in the reduced coordinates when they are on), for
+  /// replaying QPs in the benchmark.
   [[nodiscard]] const solvers::qp::QpProblem& last_problem() const { return last_problem_; }
   /// The last step's constraint rows and the QP's generalized velocities q̇ (before the
   /// friction filter), numbered as the mesh was during that step — for checks.
@@ -100,6 +104,7 @@ class ClothSimulation {
   void record_contact_forces(const ClothConstraints& rows, const solvers::qp::QpSolution& solution);
   Index settle_feature_vertices(const ClothConstraints& rows, std::span<const double> velocities);
   void advance_material_coordinates();
+  void clamp_into_domain();
   /// ẋʷ (eq. 2.2) of every vertex for generalized velocities q̇ numbered by `dofs`.
   [[nodiscard]] std::vector<double> world_velocities_of(std::span<const double> velocities, const ClothDofs& dofs) const;
 

@@ -26,9 +26,10 @@
 //    inequality-constrained columns marked as changed (seed 000 §4.3). For large m. Its
 //    equality rows cost p sparse solves per iteration (K_ρ⁻¹Eᵀ), the Schur-reduced ones p
 //    dense m×m solves.
-//  * automatic — schur_reduced when m ≤ automatic_schur_limit (default 2000: the dense
-//    m³/3 refactor stays below ~3 GFlop) and m ≤ n/2 (beyond that the reduction leaves
-//    little to eliminate and S is a dense copy of most of H), sparse otherwise.
+//  * automatic — sparse when m > automatic_schur_limit (default 2000: the dense m³/3
+//    refactor stays below ~3 GFlop) or m > n/2 (S would be a dense copy of most of H);
+//    schur_reduced up to m = 200; between, the cheaper per iteration by flops: m³/3 against
+//    6× the flops of factoring H (from an analysis of H; interior_point.cpp says why 6).
 //
 // Infeasible and unbounded problems are detected from the iterates (Farkas certificates):
 // a multiplier direction (ŷ, ẑ ≥ 0) with Eᵀŷ + Cᵀẑ ≈ 0 and eᵀŷ + cᵀẑ > 0 proves primal

@@ -72,7 +72,11 @@ class SparseNewtonMatrix final : public NewtonMatrix {
     assemble(scaling, regularization);
     factor::FactorOptions options;
     options.threads = threads_;
-    options.retain_update_blocks = true;
+    // Refactorizing only the supernodes the inequality columns reach pays while those are a
+    // minority; when they are most of the matrix (cloth lying on a face) keeping the update
+    // blocks costs more than it saves, and every iteration is a plain factorization.
+    const bool incremental = 4 * inequality_columns_.size() <= static_cast<std::size_t>(matrix_.size());
+    options.retain_update_blocks = incremental;
     const bool first = factor_ == nullptr;
     if (first) {
       const auto analyze_start = Clock::now();
@@ -80,7 +84,7 @@ class SparseNewtonMatrix final : public NewtonMatrix {
       times_.analyze_seconds = seconds_since(analyze_start);
     }
     const auto start = Clock::now();
-    if (first) {
+    if (first || !incremental) {
       factor_->factorize(matrix_, options);
     } else {
       // D changes only CᵀDC, on the inequality-constrained columns; δ changes the diagonal.
