@@ -1,7 +1,8 @@
 // fem/cloth/cloth_simulation, cloth_constraints and cloth_scenes: the EOL stepper of seed 002
 // Algorithm 2.1 on coarse versions of the §2.7 scenes — every step's QP optimal and its
 // constraints met (equalities to 1e-12, inequalities to 1e-10), no penetration, EOL vertices on
-// their feature (1e-9) with material coordinates inside the domain; friction slows the EOL
+// their feature (1e-9) with material coordinates inside the domain; the cone-constrained
+// conformal Lagrangian cloth locks on EDGE while the EOL cloth slides; friction slows the EOL
 // cloth's slide over the edge; no energy growth without forcing; every scene steps.
 #include <gtest/gtest.h>
 
@@ -60,16 +61,16 @@ Violations constraint_violations(const ClothSimulation& simulation) {
   return v;
 }
 
-/// The mean material u of the vertices within 5 mm of the EDGE box's edge at x = 0.3175,
+/// The mean material u of the vertices within 5 mm of the EDGE box's edge at x = edge_x,
 /// z = −0.049 (the feature the cloth slides over): how far the material has moved across the
 /// edge. EOL and conformal vertices sit on the edge; a Lagrangian cloth has vertices near it.
-double material_at_edge(const ClothSimulation& simulation) {
+double material_at_edge(const ClothSimulation& simulation, double edge_x = 0.3175) {
   const ClothMesh& cloth = simulation.cloth();
   double sum = 0.0;
   int count = 0;
   for (Index v = 0; v < cloth.vertex_count(); ++v) {
     const Vec3 p = cloth.position(v);
-    if (std::hypot(p.x - 0.3175, p.z + 0.049) > 5e-3) continue;
+    if (std::hypot(p.x - edge_x, p.z + 0.049) > 5e-3) continue;
     sum += cloth.material[2 * v];
     ++count;
   }
@@ -96,6 +97,40 @@ TEST(ClothSimulation, EolEdgeStepsMeetTheirConstraintsAndKeepVerticesOnFeatures)
     most_eol = std::max(most_eol, stats.eol_vertices);
   }
   EXPECT_GT(most_eol, 3) << "the cloth never made EOL vertices on the box edge";
+}
+
+TEST(ClothSimulation, ConeConstrainedLagrangianClothLocksWhileEolSlides) {
+  // §2.7 EDGE with the pull winning: a short overhang (the edge at x = 0.15) and the corners
+  // pulled at 0.5 m/s from t = 0.1 s. The EOL cloth slides the hanging material up over the
+  // edge (the material at the edge moves toward u = 0); with both normals of the edge as
+  // constraints (Fig. 2.3(d)) the conformal Lagrangian cloth cannot follow the pull.
+  const auto material_moved = [](ClothMethod method, bool cone) {
+    ClothSceneOptions options;
+    options.kind = ClothSceneKind::edge;
+    options.method = method;
+    options.cells = 9;
+    options.cone = cone;
+    ClothScene scene = make_cloth_scene(options);
+    constexpr double edge_x = 0.15;
+    scene.obstacles.boxes[0].center.x = edge_x + scene.obstacles.boxes[0].half_extents.x;
+    for (ScriptedMotion& motion : scene.scripted) {
+      if (motion.from > 0.0) {
+        motion.from = 0.1;
+        motion.velocity = {0.5, 0.0, 0.0};
+      } else {
+        motion.until = 0.1;
+      }
+    }
+    ClothSimulation simulation(scene.cloth, scene.obstacles, scene.scripted, scene.options);
+    double first = std::nan("");
+    for (int step = 1; step <= 100; ++step) {
+      EXPECT_TRUE(simulation.step().ok);
+      if (step == 20) first = material_at_edge(simulation, edge_x);
+    }
+    return material_at_edge(simulation, edge_x) - first;
+  };
+  EXPECT_LT(material_moved(ClothMethod::eol, false), -0.05);
+  EXPECT_GT(material_moved(ClothMethod::lagrangian_conformal, true), -0.01);
 }
 
 TEST(ClothSimulation, FrictionSlowsTheSlideOverTheEdge) {
