@@ -81,7 +81,7 @@ TEST(ClothSimulation, EolEdgeStepsMeetTheirConstraintsAndKeepVerticesOnFeatures)
   ClothScene scene = coarse_scene(ClothSceneKind::edge, ClothMethod::eol);
   ClothSimulation simulation(scene.cloth, scene.obstacles, scene.scripted, scene.options);
   Index most_eol = 0;
-  for (int step = 1; step <= 100; ++step) {
+  for (int step = 1; step <= 90; ++step) {  // falls, lands, drapes; pulled from step 70
     const ClothStepStats stats = simulation.step();
     ASSERT_TRUE(stats.ok) << "step " << step << ": " << stats.qp_status;
     const Violations v = constraint_violations(simulation);
@@ -123,13 +123,13 @@ TEST(ClothSimulation, ConeConstrainedLagrangianClothLocksWhileEolSlides) {
     }
     ClothSimulation simulation(scene.cloth, scene.obstacles, scene.scripted, scene.options);
     double first = std::nan("");
-    for (int step = 1; step <= 100; ++step) {
+    for (int step = 1; step <= 70; ++step) {
       EXPECT_TRUE(simulation.step().ok);
       if (step == 20) first = material_at_edge(simulation, edge_x);
     }
     return material_at_edge(simulation, edge_x) - first;
   };
-  EXPECT_LT(material_moved(ClothMethod::eol, false), -0.05);
+  EXPECT_LT(material_moved(ClothMethod::eol, false), -0.03);
   EXPECT_GT(material_moved(ClothMethod::lagrangian_conformal, true), -0.01);
 }
 
@@ -142,9 +142,9 @@ TEST(ClothSimulation, FrictionSlowsTheSlideOverTheEdge) {
     ClothScene scene = make_cloth_scene(options);
     ClothSimulation simulation(scene.cloth, scene.obstacles, scene.scripted, scene.options);
     double first = std::nan("");
-    for (int step = 1; step <= 110; ++step) {
+    for (int step = 1; step <= 80; ++step) {
       EXPECT_TRUE(simulation.step().ok);
-      if (step == 40) first = material_at_edge(simulation);
+      if (step == 30) first = material_at_edge(simulation);
     }
     return std::abs(material_at_edge(simulation) - first);
   };
@@ -197,7 +197,7 @@ TEST(ClothSimulation, EveryScenePlaysAFewSteps) {
                               ClothSceneKind::friction}) {
     ClothScene scene = coarse_scene(kind, ClothMethod::eol, 6);
     ClothSimulation simulation(scene.cloth, scene.obstacles, scene.scripted, scene.options);
-    for (int step = 0; step < 30; ++step) ASSERT_TRUE(simulation.step().ok) << to_string(kind) << " step " << step;
+    for (int step = 0; step < 15; ++step) ASSERT_TRUE(simulation.step().ok) << to_string(kind) << " step " << step;
   }
 }
 

@@ -166,7 +166,7 @@ TEST(DynamicsSolvers, ContactKeepsADroppedBodyAboveTheFloor) {
   const std::vector<double> start = system.free_values(mesh.positions);
   integrator.set_state(start, std::vector<double>(start.size(), 0.0));
   double lowest_ever = 1.0;
-  for (int step = 0; step < 150; ++step) {
+  for (int step = 0; step < 90; ++step) {
     EXPECT_TRUE(integrator.step().converged) << "step " << step;
     const std::span<const double> x = integrator.positions();
     for (std::size_t i = 1; i < x.size(); i += 3) lowest_ever = std::min(lowest_ever, x[i]);
