@@ -131,20 +131,18 @@ void add_feature_rows(Builder& b, const ClothObstacles& obstacles, Index v, doub
   const FeatureAttachment& a = b.cloth.attachments[static_cast<std::size_t>(v)];
   std::array<Vec3, 3> normals{};
   int count = 0;
-  Vec3 closest;  // the feature's point nearest the vertex (EOL vertices sit on it)
   if (a.kind == Kind::edge) {
     const FeatureEdge edge = obstacles.box_edge(a.obstacle, a.feature, t);
     normals = {edge.normal_1, edge.normal_2, Vec3{}};
     count = 2;
-    const Vec3 d = edge.b - edge.a;
-    closest = edge.a + std::clamp(dot(b.cloth.position(v) - edge.a, d) / dot(d, d), 0.0, 1.0) * d;
   } else {
     const FeatureCorner corner = obstacles.corner(a.obstacle, a.feature, t);
     normals = corner.normals;
     count = corner.normal_count;
-    closest = corner.point;
   }
-  const Vec3 offset = b.cloth.position(v) - closest;
+  // From the feature's point nearest the vertex (EOL vertices sit on it).
+  const Vec3 p = b.cloth.position(v);
+  const Vec3 offset = p - nearest_feature_point(obstacles, a.kind == Kind::edge, a.obstacle, a.feature, p, t);
   const Vec3 obstacle_velocity = obstacles.velocity(a.obstacle, t);
   // As for a face contact: the gap along n plus h·nᵀ(ẋ − v_box) stays ≥ 0.
   const auto row = [&](const Vec3& n) {

@@ -64,6 +64,14 @@ Vec3 ClothObstacles::velocity(int obstacle, double t) const {
   return is_box(obstacle) ? boxes[static_cast<std::size_t>(obstacle)].velocity_at(t) : Vec3{};
 }
 
+Vec3 nearest_feature_point(const ClothObstacles& obstacles, bool edge, int obstacle, int feature, const Vec3& p,
+                           double t) {
+  if (!edge) return obstacles.corner(obstacle, feature, t).point;
+  const FeatureEdge e = obstacles.box_edge(obstacle, feature, t);
+  const Vec3 d = e.b - e.a;
+  return e.a + std::clamp(dot(p - e.a, d) / dot(d, d), 0.0, 1.0) * d;
+}
+
 BoxDistance box_distance(const ClothBox& box, const Vec3& p, double t) {
   const Vec3 local = p - box.center_at(t);
   Vec3 outside;  // per axis, how far p is beyond the face (0 inside the slab)

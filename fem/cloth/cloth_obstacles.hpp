@@ -66,6 +66,11 @@ struct ClothObstacles {
   [[nodiscard]] Vec3 velocity(int obstacle, double t) const;
 };
 
+/// The point of an obstacle's feature (edge `feature` of box `obstacle`, or corner
+/// `feature`) nearest p at time t: the clamped projection onto the edge, or the corner.
+Vec3 nearest_feature_point(const ClothObstacles& obstacles, bool edge, int obstacle, int feature, const Vec3& p,
+                           double t);
+
 /// Signed distance of p to box (negative inside), with the outward normal of the closest
 /// face (inside) or the direction from the closest surface point (outside).
 struct BoxDistance {

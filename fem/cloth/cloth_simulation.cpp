@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "fem/cloth/cloth_dofs.hpp"
+#include "fem/cloth/cloth_inertia.hpp"
 #include "fem/cloth/eol_mapping.hpp"
 #include "fem/cloth/velocity_coordinates.hpp"
 
@@ -35,16 +36,6 @@ Index vertex_at_material(const ClothMesh& cloth, double u, double v) {
   return best;
 }
 
-/// Lumped vertex masses ρA/3, for the friction filter's impulse-to-velocity conversion.
-std::vector<double> lumped_masses(const ClothMesh& cloth, double density) {
-  std::vector<double> mass(static_cast<std::size_t>(cloth.vertex_count()), 0.0);
-  for (Index t = 0; t < cloth.triangle_count(); ++t) {
-    const double share = density * material_area(cloth, t) / 3.0;
-    for (int k = 0; k < 3; ++k) mass[static_cast<std::size_t>(cloth.triangles[3 * t + k])] += share;
-  }
-  return mass;
-}
-
 double min_box_gap(const ClothMesh& cloth, const ClothObstacles& obstacles, double t) {
   double gap = std::numeric_limits<double>::infinity();
   for (Index v = 0; v < cloth.vertex_count(); ++v) {
@@ -57,10 +48,7 @@ double min_box_gap(const ClothMesh& cloth, const ClothObstacles& obstacles, doub
 /// The feature's point nearest a feature vertex.
 Vec3 nearest_feature_point(const ClothMesh& cloth, const ClothObstacles& obstacles, Index v, double t) {
   const FeatureAttachment& a = cloth.attachments[static_cast<std::size_t>(v)];
-  if (a.kind != Kind::edge) return obstacles.corner(a.obstacle, a.feature, t).point;
-  const FeatureEdge edge = obstacles.box_edge(a.obstacle, a.feature, t);
-  const Vec3 d = edge.b - edge.a;
-  return edge.a + std::clamp(dot(cloth.position(v) - edge.a, d) / dot(d, d), 0.0, 1.0) * d;
+  return nearest_feature_point(obstacles, a.kind == Kind::edge, a.obstacle, a.feature, cloth.position(v), t);
 }
 
 double feature_distance(const ClothMesh& cloth, const ClothObstacles& obstacles, Index v, double t) {
@@ -248,14 +236,8 @@ namespace {
 
 /// s = C q̇ − c for every inequality row.
 std::vector<double> inequality_slacks(const ClothConstraints& rows, std::span<const double> velocities) {
-  std::vector<double> slack(rows.inequality_kind.size(), 0.0);
-  const linalg::CscMatrix& c = rows.inequality;
-  for (Index j = 0; j < c.cols; ++j) {
-    for (linalg::Offset p = c.col_ptr[static_cast<std::size_t>(j)]; p < c.col_ptr[static_cast<std::size_t>(j) + 1]; ++p) {
-      slack[static_cast<std::size_t>(c.row_idx[static_cast<std::size_t>(p)])] +=
-          c.values[static_cast<std::size_t>(p)] * velocities[static_cast<std::size_t>(j)];
-    }
-  }
+  std::vector<double> slack(rows.inequality_rhs.size());
+  solvers::qp::constraint_multiply(rows.inequality, velocities, slack);
   for (std::size_t i = 0; i < slack.size(); ++i) slack[i] -= rows.inequality_rhs[i];
   return slack;
 }
@@ -364,7 +346,7 @@ void ClothSimulation::apply_friction(const ClothConstraints& rows, const solvers
   // at μ·Δv_n. Lagrangian vertices lose tangential velocity; on a corner only the Eulerian
   // velocity is scaled (it carries the whole tangential motion); on an edge the Eulerian
   // velocity and the Lagrangian velocity along the edge.
-  const std::vector<double> mass = lumped_masses(cloth_, options_.material.density);
+  const std::vector<double> mass = vertex_masses(cloth_, options_.material.density);
   std::vector<double> impulse(static_cast<std::size_t>(cloth_.vertex_count()), 0.0);
   std::vector<Vec3> normal(static_cast<std::size_t>(cloth_.vertex_count()));
   std::vector<int> obstacle(static_cast<std::size_t>(cloth_.vertex_count()), 0);

@@ -10,6 +10,7 @@
 #include <limits>
 
 #include "fem/cloth/cloth_scenes.hpp"
+#include "solvers/qp/qp_problem.hpp"
 
 namespace cholsim::fem::cloth {
 namespace {
@@ -43,20 +44,15 @@ struct Violations {
 Violations constraint_violations(const ClothSimulation& simulation) {
   const ClothConstraints& rows = simulation.last_constraints();
   const std::vector<double>& q = simulation.last_velocities();
-  const auto product = [&](const linalg::CscMatrix& a, Index count) {
-    std::vector<double> y(static_cast<std::size_t>(count), 0.0);
-    for (Index j = 0; j < a.cols; ++j) {
-      for (auto p = a.col_ptr[static_cast<std::size_t>(j)]; p < a.col_ptr[static_cast<std::size_t>(j) + 1]; ++p) {
-        y[static_cast<std::size_t>(a.row_idx[static_cast<std::size_t>(p)])] +=
-            a.values[static_cast<std::size_t>(p)] * q[static_cast<std::size_t>(j)];
-      }
-    }
+  const auto product = [&](const linalg::CscMatrix& a, std::size_t count) {
+    std::vector<double> y(count);
+    solvers::qp::constraint_multiply(a, q, y);
     return y;
   };
   Violations v;
-  const std::vector<double> eq = product(rows.equality, static_cast<Index>(rows.equality_rhs.size()));
+  const std::vector<double> eq = product(rows.equality, rows.equality_rhs.size());
   for (std::size_t i = 0; i < eq.size(); ++i) v.equality = std::max(v.equality, std::abs(eq[i] - rows.equality_rhs[i]));
-  const std::vector<double> in = product(rows.inequality, static_cast<Index>(rows.inequality_rhs.size()));
+  const std::vector<double> in = product(rows.inequality, rows.inequality_rhs.size());
   for (std::size_t i = 0; i < in.size(); ++i) v.inequality = std::max(v.inequality, rows.inequality_rhs[i] - in[i]);
   return v;
 }
