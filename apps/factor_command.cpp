@@ -5,6 +5,7 @@
 #include <cmath>
 #include <filesystem>
 #include <iostream>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <span>
@@ -196,6 +197,25 @@ int report_factor_failure(const factor::FactorStatus& status) {
   }
 }
 
+// Where the factorization ran and, for the GPU, the device part's share (issue 22).
+void add_device_report(Report& report, const factor::FactorStats& stats) {
+  report.add("device", "device", stats.device, stats.device);
+  if (!stats.device_fallback.empty()) report.add("device_fallback", "fell back to the CPU", stats.device_fallback, stats.device_fallback);
+  if (stats.gpu.supernodes == 0) return;
+  const factor::GpuRunStats& gpu = stats.gpu;
+  report.add_count("gpu_supernodes", "GPU supernodes", gpu.supernodes);
+  report.add("gpu_flop_share", "GPU share of flops", stats.flops > 0 ? gpu.flops / stats.flops : 0.0,
+             format_fixed(stats.flops > 0 ? 100.0 * gpu.flops / stats.flops : 0.0, 1) + " %");
+  report.add_seconds("cpu_part_s", "CPU part time (last run)", stats.cpu_seconds);
+  report.add_seconds("gpu_part_s", "GPU part time (last run)", gpu.seconds);
+  const double tflops = gpu.seconds > 0 ? gpu.flops / gpu.seconds * 1e-12 : 0.0;
+  report.add("gpu_tflops", "GPU part TFLOP/s", tflops, format_fixed(tflops, 2));
+  report.add_bytes("gpu_bytes_to_device", "bytes to the GPU", gpu.bytes_to_device);
+  report.add_bytes("gpu_bytes_from_device", "bytes from the GPU", gpu.bytes_from_device);
+  report.add_bytes("gpu_peak_bytes", "GPU memory (peak)", gpu.peak_device_bytes);
+  report.add_bytes("gpu_retained_bytes", "update blocks kept on the GPU", gpu.retained_device_bytes);
+}
+
 void add_histogram(Report& report, const factor::AnalyzeStats& stats) {
   const auto& histogram = stats.column_histogram;
   std::size_t used = histogram.size();
@@ -274,6 +294,7 @@ Report build_report(const FactorCommandOptions& options, const LoadedMatrix& loa
   report.add_bytes("update_arena_bytes", "update arena (high water)", factor_stats.update_arena_bytes);
   report.add_count("parallel_subtrees", "parallel subtrees", factor_stats.parallel_subtrees);
   report.add_count("top_supernodes", "top supernodes", factor_stats.top_supernodes);
+  add_device_report(report, factor_stats);
 
   report.section("solve (median of " + std::to_string(options.repeat) + ", b = A*1)");
   report.add_seconds("solve_s", "solve time", median(solves.seconds));
@@ -339,6 +360,15 @@ int run_factor(const FactorCommandOptions& options, const MemoryLimit& limit) {
   factor::FactorOptions factor_options;
   factor_options.threads = options.threads;
   factor_options.retain_update_blocks = options.refactor_fraction > 0.0;
+  factor_options.device = options.device == "gpu"    ? factor::FactorDevice::gpu
+                          : options.device == "auto" ? factor::FactorDevice::automatic
+                                                     : factor::FactorDevice::cpu;
+  factor_options.gpu_min_supernode_flops = options.gpu_min_flops;
+  if (!options.gpu_memory_limit.empty()) {
+    const std::uint64_t bytes = parse_byte_size(options.gpu_memory_limit, "--gpu-memory-limit");
+    factor_options.gpu_memory_limit_bytes =
+        static_cast<std::int64_t>(std::min<std::uint64_t>(bytes, std::numeric_limits<std::int64_t>::max()));
+  }
   const MemoryNeed need = factorization_need(loaded.matrix, *symbolic, factor_options, options);
   admit(need, limit);
   std::vector<double> factor_seconds;
@@ -444,6 +474,19 @@ void add_factor_command(CLI::App& app, CommandAction& action) {
   command->add_option("--schur-set", options->schur_set_file,
                       "Like --schur-fraction with the Schur set read from FILE (0-based indices, '#' comments)")
       ->excludes(schur_fraction);
+  command->add_option("--device", options->device,
+                      "Where the factorization runs: gpu puts the top of the assembly tree on the CUDA GPU "
+                      "(an error without one), auto the GPU when present and the flops are large")
+      ->check(CLI::IsMember({"cpu", "gpu", "auto"}))
+      ->capture_default_str();
+  command->add_option("--gpu-min-flops", options->gpu_min_flops,
+                      "With --device gpu/auto: supernodes of at least this many flops, and their ancestors, run "
+                      "on the GPU")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  command->add_option("--gpu-memory-limit", options->gpu_memory_limit,
+                      "With --device gpu/auto: device memory the factorization may use (e.g. 8G); beyond it the "
+                      "factorization falls back to the CPU");
   command->add_option("--schur-device", options->schur_device,
                       "Where the dense Schur system is refactored and solved (gpu falls back to cpu with a message)")
       ->check(CLI::IsMember({"cpu", "gpu"}))

@@ -33,6 +33,9 @@ struct FactorCommandOptions {
   double schur_fraction = 0.0;      ///< > 0: partial factorization onto a patch (factor_schur.hpp)
   std::string schur_set_file;       ///< or onto the indices in this file
   std::string schur_device = "cpu"; ///< where the dense Schur system is refactored and solved
+  std::string device = "cpu";       ///< cpu | gpu | auto: where the factorization runs (issue 22)
+  double gpu_min_flops = 2e7;       ///< supernodes from this many flops (and ancestors) on the GPU
+  std::string gpu_memory_limit;     ///< device memory cap ("8G"); empty = the device's free memory
   bool derivative = false;          ///< also compute L̇ (factor_derivative_report.hpp)
   std::string derivative_file;      ///< Ȧ from this file (implies derivative)
   std::string max_memory;           ///< --max-memory; empty = the available memory (memory_admission.hpp)

@@ -97,3 +97,16 @@ if(CHOLSIM_CUDA)
     set(CHOLSIM_HAVE_CUSOLVER ON)
   endif()
 endif()
+
+# The GPU factorization (factor/gpu/, issue 22) has kernels of its own, so it needs nvcc: the
+# CUDA language. Not in the fuzzing build (clang instruments everything; nvcc would not).
+# Hopper (sm_90, the H100/H200 it is measured on) and Ampere by default.
+set(CHOLSIM_HAVE_CUDA_KERNELS OFF)
+if(CHOLSIM_HAVE_CUSOLVER AND CHOLSIM_NVCC AND NOT CHOLSIM_FUZZ)
+  if(NOT DEFINED CMAKE_CUDA_ARCHITECTURES)
+    set(CMAKE_CUDA_ARCHITECTURES 80 90)
+  endif()
+  set(CMAKE_CUDA_COMPILER ${CHOLSIM_NVCC})
+  enable_language(CUDA)
+  set(CHOLSIM_HAVE_CUDA_KERNELS ON)
+endif()

@@ -108,8 +108,10 @@ std::vector<double> Factor::compute_all_supernodes(const linalg::SymmetricCscMat
   UpdateBlockStore transient(sym, BlockLifetime::one_call);
   UpdateBlockStore& updates = update_blocks_for_call(retained_, options.retain_update_blocks, transient, sym);
   keeps_block_ = retained_ ? retained_update_blocks(sym, options.retain_min_flops_per_entry) : std::vector<char>{};
-  std::vector<double> seconds =
-      compute_supernodes(a, {}, options, updates, keeps_block_, follow_up);
+  std::vector<double> seconds;
+  if (follow_up || !compute_with_gpu(a, {}, options, updates, seconds)) {
+    seconds = compute_supernodes(a, {}, options, updates, keeps_block_, follow_up);
+  }
   // seed 000 §4.4: the time of every supernode in the full factorization is its cost.
   cost_model_ = SupernodeCostModel(seconds);
   stats_.peak_update_bytes = updates.peak_bytes();
@@ -138,7 +140,8 @@ std::vector<double> Factor::compute_supernodes(const linalg::SymmetricCscMatrix&
   const TreeSchedule schedule = plan_tree_schedule(sym, cost, threads, active);
 
   // failing_column[s]: 1-based column inside s where potrf stopped, 0 if none.
-  std::vector<int> failing_column(static_cast<std::size_t>(sym.supernode_count()), 0);
+  failing_column_.assign(static_cast<std::size_t>(sym.supernode_count()), 0);
+  std::span<int> failing_column = failing_column_;
   std::vector<double> seconds(static_cast<std::size_t>(sym.supernode_count()), 0.0);
   for (Index s = 0; s < sym.supernode_count(); ++s) {
     if (active.empty() || active[s]) stale_[s] = 1;

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "factor/analysis/symbolic.hpp"
+#include "factor/gpu/gpu_factorization.hpp"
 #include "factor/numeric/factor_status.hpp"
 #include "factor/update/changed_supernodes.hpp"
 #include "factor/update/supernode_cost_model.hpp"
@@ -29,6 +30,17 @@
 namespace cholsim::factor {
 
 class UpdateBlockStore;
+
+/// Where the numeric factorization runs (issue 22).
+enum class FactorDevice {
+  cpu,
+  /// The top of the assembly tree on the GPU (factor/gpu/), the subtrees below on the CPU;
+  /// without a usable GPU the factorization fails with FactorStatusCode::device_unavailable.
+  gpu,
+  /// The GPU when one is usable and the analysis predicts at least gpu_min_total_flops, else
+  /// the CPU.
+  automatic,
+};
 
 struct FactorOptions {
   /// Threads used in all, tree tasks and BLAS together; 0 means all hardware threads.
@@ -49,6 +61,20 @@ struct FactorOptions {
   /// can hold many, and each costs about a hundred normal operations on x86. false keeps
   /// IEEE gradual underflow.
   bool flush_subnormals = true;
+
+  /// Where to compute (issue 22). A refactorize() runs where the retaining factorize ran. The
+  /// factorization with derivative and the partial (Schur) factorization always run on the CPU.
+  FactorDevice device = FactorDevice::cpu;
+  /// GPU: supernodes of at least this many flops, and all their ancestors, run on the device
+  /// (device_split.hpp); the subtrees below stay on the CPU's tree tasks.
+  double gpu_min_supernode_flops = 2e7;
+  /// automatic: the GPU is used from this many predicted flops on.
+  double gpu_min_total_flops = 5e9;
+  /// GPU: device memory the factorization may use, in bytes; 0 = what the device has free.
+  std::int64_t gpu_memory_limit_bytes = 0;
+  /// GPU: when device memory runs out, factor on the CPU instead (FactorStats::device_fallback
+  /// says why); false returns FactorStatusCode::device_out_of_memory.
+  bool gpu_fallback_to_cpu = true;
 };
 
 struct FactorStats {
@@ -66,6 +92,12 @@ struct FactorStats {
   double recomputed_flops = 0.0;    ///< their flops (Symbolic::supernode_flops)
   Index parallel_subtrees = 0;   ///< subtrees run tree-parallel (phase 1)
   Index top_supernodes = 0;      ///< supernodes of the top phase, their dense pieces on every thread (phase 2)
+  /// "cpu", or "gpu (<device name>)" when the GPU computed part of this call.
+  std::string device = "cpu";
+  /// Why a GPU factorization ran on the CPU instead (device memory exhausted, …); empty if not.
+  std::string device_fallback;
+  GpuRunStats gpu;               ///< the device part (zeros when none)
+  double cpu_seconds = 0.0;      ///< wall time of the CPU part of a GPU factorization
 };
 
 struct SolveStats {
@@ -168,6 +200,24 @@ class Factor {
   std::vector<double> compute_supernodes(const linalg::SymmetricCscMatrix& a, std::span<const char> active,
                                          const FactorOptions& options, UpdateBlockStore& updates,
                                          std::span<const char> keep_block, const SupernodeFollowUp& follow_up);
+  // The device path (issue 22, factor/gpu/factor_on_gpu.cpp): computes the supernodes in
+  // `active` (all when empty), those of gpu_'s split on the GPU after the CPU part, into
+  // `seconds` (per supernode, as compute_supernodes). Returns false, having done nothing, when
+  // the CPU alone should compute them: device cpu, or automatic declining. Otherwise returns
+  // true with the call handled: done, a pivot failure, a device status in status_
+  // (device_unavailable, device_out_of_memory, device_error), or — after a device failure
+  // with gpu_fallback_to_cpu — recomputed on the CPU, stats_.device_fallback saying why.
+  bool compute_with_gpu(const linalg::SymmetricCscMatrix& a, std::span<const char> active,
+                        const FactorOptions& options, UpdateBlockStore& updates, std::vector<double>& seconds);
+  // The device part of compute_with_gpu, once gpu_ is ready: false on a device failure
+  // (gpu_->error() says which).
+  bool run_hybrid(const linalg::SymmetricCscMatrix& a, std::span<const char> active, const FactorOptions& options,
+                  UpdateBlockStore& updates, std::vector<double>& seconds, GpuRunOutcome& outcome);
+  // After a device failure (`outcome`, `reason`): drops gpu_, then recomputes on the CPU what
+  // the call had to compute plus the device part, or with !gpu_fallback_to_cpu sets status_.
+  bool handle_device_failure(const linalg::SymmetricCscMatrix& a, std::span<const char> active,
+                             const FactorOptions& options, UpdateBlockStore& updates, std::vector<double>& seconds,
+                             GpuRunOutcome outcome, const std::string& reason);
   // factorize (and factorize_with_derivative) after the checks: sets up values_, stale_ and
   // the retained blocks for `options`, computes every supernode and starts the cost model.
   std::vector<double> compute_all_supernodes(const linalg::SymmetricCscMatrix& a, const FactorOptions& options,
@@ -200,6 +250,12 @@ class Factor {
   std::vector<char> keeps_block_;  ///< keeps_block_[s]: retained_ keeps s's block
   SupernodeCostModel cost_model_;
   std::vector<char> stale_;  ///< stale_[s]: s was not computed by the last (re)factorization
+  /// failing_column_[s]: 1-based pivot column where s failed in the last call, 0 if none.
+  std::vector<int> failing_column_;
+  /// The device part (issue 22): set by a GPU factorize, kept for its refactorizations.
+  std::unique_ptr<GpuFactorization> gpu_;
+  double gpu_min_supernode_flops_ = 0.0;  ///< the split gpu_ was made for
+  std::int64_t gpu_memory_limit_ = 0;     ///< the memory limit gpu_ was made with
 };
 
 }  // namespace cholsim::factor

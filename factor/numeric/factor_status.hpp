@@ -13,6 +13,9 @@ enum class FactorStatusCode {
   non_finite_value,       ///< NaN or Inf in the values: `row`, `column` locate the first one
   pattern_mismatch,       ///< the matrix's pattern differs from the analysed one
   size_mismatch,          ///< the matrix's size differs from the analysed one
+  device_unavailable,     ///< FactorDevice::gpu asked for and no usable GPU (message says why)
+  device_out_of_memory,   ///< the GPU ran out of memory and gpu_fallback_to_cpu was false
+  device_error,           ///< a CUDA call failed (message says which)
 };
 
 struct FactorStatus {

@@ -121,7 +121,9 @@ TreeSchedule plan_tree_schedule(const Symbolic& symbolic, std::span<const double
   }
   std::vector<Index> frontier;
   for (Index s = 0; s < count; ++s) {
-    if (is_active(active, s) && symbolic.parent(s) == -1) frontier.push_back(s);
+    // Roots of the active set: also the tops of CPU subtrees under a GPU part (factor/gpu/).
+    const Index p = symbolic.parent(s);
+    if (is_active(active, s) && (p == -1 || !is_active(active, p))) frontier.push_back(s);
   }
   if (threads > 1) {
     // Split the most expensive subtree until the subtrees balance across the threads within

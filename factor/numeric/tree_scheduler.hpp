@@ -30,8 +30,10 @@ struct TreeSchedule {
 };
 
 /// Chooses the cut for `threads` threads. `cost[s]` is supernode s's estimated cost;
-/// `active[s]` (optional, empty = all) restricts the schedule to a set of supernodes that is
-/// closed under ancestors (an incremental refactorization's marked set).
+/// `active[s]` (optional, empty = all) restricts the schedule to a set of supernodes: one
+/// closed under ancestors (an incremental refactorization's marked set) or the CPU part below
+/// a GPU factorization's top (factor/gpu/); its roots are the active supernodes whose parent
+/// is not active.
 TreeSchedule plan_tree_schedule(const Symbolic& symbolic, std::span<const double> cost,
                                 int threads, std::span<const char> active = {});
 

@@ -56,7 +56,10 @@ std::vector<double> Factor::recompute_marked(const linalg::SymmetricCscMatrix& a
   std::vector<double> seconds(static_cast<std::size_t>(sym.supernode_count()), 0.0);
   // An empty `active` span would mean "every supernode": run only when something is marked.
   if (std::find(marked.begin(), marked.end(), 1) != marked.end()) {
-    seconds = compute_supernodes(a, marked, options, *retained_, keeps_block_, follow_up);
+    // A factor whose retaining factorize ran on the GPU keeps its top's blocks there.
+    if (follow_up || !gpu_ || !compute_with_gpu(a, marked, options, *retained_, seconds)) {
+      seconds = compute_supernodes(a, marked, options, *retained_, keeps_block_, follow_up);
+    }
     for (Index s = 0; s < sym.supernode_count(); ++s) {
       if (marked[s] && !stale_[s]) cost_model_.refine(s, seconds[s]);  // seed 000 §4.4: EWMA
     }

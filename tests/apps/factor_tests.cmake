@@ -78,6 +78,13 @@ cholsim_app_test(schur_set_file
 cholsim_app_test(schur_gpu_fallback
   ARGS "factor|--builtin|laplacian:6,6,6|--schur-fraction|0.05|--schur-device|gpu|--repeat|1|--json"
   JSON_KEYS "schur_size|schur_device" STDOUT_REGEX "\"schur_device\": \"cpu\"" STDERR_REGEX "using the CPU")
+# --device auto stays on the CPU below gpu_min_total_flops, GPU or not (issue 22).
+cholsim_app_test(factor_device_auto_small_is_cpu
+  ARGS "factor|--builtin|laplacian:6,6,6|--device|auto|--repeat|1|--json"
+  JSON_KEYS "device|residual" STDOUT_REGEX "\"device\": \"cpu\"")
+cholsim_app_test(factor_device_unknown
+  ARGS "factor|--builtin|laplacian:6,6,6|--device|tpu"
+  EXPECT_EXIT 2 STDERR_REGEX "tpu" STDOUT_EMPTY)
 cholsim_app_test(schur_set_duplicate
   ARGS "factor|${cholsim_app_data}/spd_small.mtx|--schur-set|${cholsim_app_data}/schur_set_duplicate.txt"
   EXPECT_EXIT 2 STDERR_REGEX "index 1 appears twice" STDOUT_EMPTY)

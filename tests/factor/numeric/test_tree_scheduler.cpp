@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <utility>
 #include <vector>
@@ -64,6 +65,39 @@ TEST(TreeScheduler, DeepSubtreesFactorOnTwoThreadsLikeOnOne) {
   double error = 0.0;
   for (const double v : b) error = std::max(error, std::abs(v - 1.0));
   EXPECT_LT(error, 1e-12);
+}
+
+// The CPU part below a GPU factorization's top (factor/gpu/) is closed under descendants, not
+// ancestors: its roots are the supernodes whose parent is on the device. Every one of them
+// must run exactly once, after its children, on one thread and on two.
+TEST(TreeScheduler, RunsASetClosedUnderDescendantsChildrenFirst) {
+  AnalyzeOptions options;
+  options.ordering = OrderingMethod::natural;
+  options.amalgamation.enabled = false;
+  const auto symbolic = analyze(two_deep_combs(2000), options);
+  const Index count = symbolic->supernode_count();
+  std::vector<double> cost(static_cast<std::size_t>(count));
+  for (Index s = 0; s < count; ++s) cost[s] = symbolic->supernode_flops(s) + 1.0;
+  // The top: the last quarter in postorder (closed under ancestors, whose numbers are
+  // higher), off the CPU.
+  std::vector<char> active(static_cast<std::size_t>(count), 1);
+  for (Index s = count - 1; s >= count - count / 4; --s) active[s] = 0;
+  for (const int threads : {1, 2}) {
+    const TreeSchedule schedule = plan_tree_schedule(*symbolic, cost, threads, active);
+    std::vector<std::atomic<int>> runs(static_cast<std::size_t>(count));
+    std::vector<std::atomic<int>> done(static_cast<std::size_t>(count));
+    std::atomic<int> out_of_order{0};
+    run_tree_schedule(*symbolic, schedule, threads, [&](Index s) {
+      for (Index c : symbolic->children(s)) {
+        if (active[c] && done[c].load() == 0) ++out_of_order;
+      }
+      ++runs[s];
+      done[s] = 1;
+      return true;
+    }, active);
+    for (Index s = 0; s < count; ++s) EXPECT_EQ(runs[s].load(), active[s] ? 1 : 0) << "supernode " << s << ", " << threads << " threads";
+    EXPECT_EQ(out_of_order.load(), 0);
+  }
 }
 
 }  // namespace
