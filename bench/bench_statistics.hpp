@@ -2,6 +2,7 @@
 // Statistics shared by the benchmark programs.
 #include <algorithm>
 #include <cmath>
+#include <span>
 #include <vector>
 
 namespace cholsim::bench {
@@ -12,6 +13,17 @@ inline double median(std::vector<double> values) {
   std::sort(values.begin(), values.end());
   const std::size_t middle = values.size() / 2;
   return values.size() % 2 == 1 ? values[middle] : 0.5 * (values[middle - 1] + values[middle]);
+}
+
+/// max |x − reference| / max |reference| (the absolute difference when the reference is 0).
+inline double max_relative_difference(std::span<const double> x, std::span<const double> reference) {
+  double difference = 0.0;
+  double scale = 0.0;
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    difference = std::max(difference, std::abs(x[i] - reference[i]));
+    scale = std::max(scale, std::abs(reference[i]));
+  }
+  return scale > 0.0 ? difference / scale : difference;
 }
 
 }  // namespace cholsim::bench

@@ -16,13 +16,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-FactorStatus device_status(FactorStatusCode code, std::string message) {
-  FactorStatus status;
-  status.code = code;
-  status.message = std::move(message);
-  return status;
-}
-
 }  // namespace
 
 bool Factor::compute_with_gpu(const linalg::SymmetricCscMatrix& a, std::span<const char> active,
@@ -41,7 +34,7 @@ bool Factor::compute_with_gpu(const linalg::SymmetricCscMatrix& a, std::span<con
     }
     if (!usable) {
       gpu_.reset();
-      status_ = device_status(FactorStatusCode::device_unavailable, "GPU factorization unavailable: " + why_not);
+      status_ = failed_status(FactorStatusCode::device_unavailable, "GPU factorization unavailable: " + why_not);
       seconds.assign(static_cast<std::size_t>(sym.supernode_count()), 0.0);
       return true;
     }
@@ -136,7 +129,7 @@ bool Factor::handle_device_failure(const linalg::SymmetricCscMatrix& a, std::spa
   if (!options.gpu_fallback_to_cpu) {
     const FactorStatusCode code = outcome == GpuRunOutcome::out_of_memory ? FactorStatusCode::device_out_of_memory
                                                                           : FactorStatusCode::device_error;
-    status_ = device_status(code, reason);
+    status_ = failed_status(code, reason);
     return true;
   }
   stats_ = {};

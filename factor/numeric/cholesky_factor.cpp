@@ -16,13 +16,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-FactorStatus failure(FactorStatusCode code, std::string message) {
-  FactorStatus status;
-  status.code = code;
-  status.message = std::move(message);
-  return status;
-}
-
 // The first NaN/Inf in column-major order, or ok.
 FactorStatus check_finite_values(const linalg::SymmetricCscMatrix& a) {
   const linalg::CscMatrix& l = a.lower;
@@ -32,7 +25,7 @@ FactorStatus check_finite_values(const linalg::SymmetricCscMatrix& a) {
         std::ostringstream message;
         message << "value " << l.values[p] << " at (" << l.row_idx[p] << ", " << c
                 << ") is not finite";
-        FactorStatus status = failure(FactorStatusCode::non_finite_value, message.str());
+        FactorStatus status = failed_status(FactorStatusCode::non_finite_value, message.str());
         status.row = l.row_idx[p];
         status.column = c;
         status.value = l.values[p];
@@ -48,15 +41,15 @@ FactorStatus check_finite_values(const linalg::SymmetricCscMatrix& a) {
 FactorStatus check_matrix(const Symbolic& symbolic, const linalg::SymmetricCscMatrix& a,
                           bool check_finite) {
   if (a.size() != symbolic.size()) {
-    return failure(FactorStatusCode::size_mismatch,
+    return failed_status(FactorStatusCode::size_mismatch,
                    "matrix is " + std::to_string(a.size()) + "x" + std::to_string(a.size()) +
                        " but the analysis was for size " + std::to_string(symbolic.size()));
   }
   if (!a.lower.has_values()) {
-    return failure(FactorStatusCode::pattern_mismatch, "matrix has no values");
+    return failed_status(FactorStatusCode::pattern_mismatch, "matrix has no values");
   }
   if (!symbolic.matches_pattern(a)) {
-    return failure(FactorStatusCode::pattern_mismatch,
+    return failed_status(FactorStatusCode::pattern_mismatch,
                    "matrix pattern differs from the analysed pattern (" +
                        std::to_string(a.nnz_lower()) + " stored entries); analyze it again");
   }
@@ -69,7 +62,7 @@ FactorStatus first_pivot_failure(const Symbolic& symbolic, std::span<const int> 
   for (Index s = 0; s < symbolic.supernode_count(); ++s) {
     if (failing_column[s] == 0) continue;
     const Index column = symbolic.permutation()[symbolic.first_column(s) + failing_column[s] - 1];
-    FactorStatus status = failure(FactorStatusCode::not_positive_definite,
+    FactorStatus status = failed_status(FactorStatusCode::not_positive_definite,
                                   "matrix is not positive definite: pivot of column " +
                                       std::to_string(column) + " is not positive");
     status.column = column;

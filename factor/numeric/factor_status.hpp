@@ -1,6 +1,7 @@
 #pragma once
 // Outcomes of a numeric factorization, reported as values (CHOLMOD's status + minor).
 #include <string>
+#include <utility>
 
 #include "linalg/index_types.hpp"
 
@@ -27,5 +28,13 @@ struct FactorStatus {
 
   [[nodiscard]] bool ok() const { return code == FactorStatusCode::ok; }
 };
+
+/// A status with `code` and `message` and nothing located.
+inline FactorStatus failed_status(FactorStatusCode code, std::string message) {
+  FactorStatus status;
+  status.code = code;
+  status.message = std::move(message);
+  return status;
+}
 
 }  // namespace cholsim::factor

@@ -144,16 +144,6 @@ Problem make_problem(std::string title, linalg::TetMesh mesh, Index cells) {
   return p;
 }
 
-double max_relative_difference(std::span<const double> x, std::span<const double> reference) {
-  double d = 0.0;
-  double scale = 0.0;
-  for (std::size_t i = 0; i < x.size(); ++i) {
-    d = std::max(d, std::abs(x[i] - reference[i]));
-    scale = std::max(scale, std::abs(reference[i]));
-  }
-  return scale > 0 ? d / scale : d;
-}
-
 double timed_factorize(factor::Factor& l, const linalg::SymmetricCscMatrix& a, const factor::FactorOptions& options) {
   if (!l.factorize(a, options).ok()) throw std::runtime_error("factorize: " + l.status().message);
   return l.stats().seconds;
@@ -224,7 +214,7 @@ double cusolver_sp_seconds(const Problem& p, double& error) {
   const double seconds = seconds_since(start);
   std::vector<double> x(b.size());
   cudaMemcpy(x.data(), d_x, x.size() * sizeof(double), cudaMemcpyDeviceToHost);
-  error = status == CUSOLVER_STATUS_SUCCESS && singularity < 0 ? max_relative_difference(x, ones) : -1.0;
+  error = status == CUSOLVER_STATUS_SUCCESS && singularity < 0 ? cholsim::bench::max_relative_difference(x, ones) : -1.0;
   cusparseDestroyMatDescr(descr);
   cusolverSpDestroy(handle);
   cudaFree(d_ptr);
@@ -313,7 +303,7 @@ nlohmann::ordered_json run_problem(const Problem& p, const Options& o) {
     for (int r = 0; r < o.repeat; ++r) t.push_back(timed_factorize(gpu, p.a, options));
     row.seconds = cholsim::bench::median(t);
     row.stats = gpu.stats();
-    if (o.cpu) row.max_difference = max_relative_difference(gpu.values(), cpu.values());
+    if (o.cpu) row.max_difference = cholsim::bench::max_relative_difference(gpu.values(), cpu.values());
     const factor::GpuRunStats& g = row.stats.gpu;
     std::printf("| %.0e | %.3f | %.3f | %.3f | %.3f | %.2f | %.2f | %.1f %% | %.1fx | %.1fx | %.2f GB | %.2f GB | %.2f GB | %.1e |\n",
                 min_flops, row.first_seconds, row.seconds, g.seconds, row.stats.cpu_seconds, flops / row.seconds * 1e-12,
@@ -361,7 +351,7 @@ nlohmann::ordered_json run_problem(const Problem& p, const Options& o) {
         if (r == 0 && target == &changed) {
           factor::Factor fresh(p.symbolic);
           timed_factorize(fresh, changed, cpu_options);
-          difference = max_relative_difference(l.values(), fresh.values());
+          difference = cholsim::bench::max_relative_difference(l.values(), fresh.values());
         }
       }
     }

@@ -199,16 +199,6 @@ struct CaseResult {
   double max_difference = 0.0;  ///< vs a fresh factorization of the changed matrix
 };
 
-double max_relative_difference(std::span<const double> x, std::span<const double> reference) {
-  double d = 0.0;
-  double scale = 0.0;
-  for (std::size_t i = 0; i < x.size(); ++i) {
-    d = std::max(d, std::abs(x[i] - reference[i]));
-    scale = std::max(scale, std::abs(reference[i]));
-  }
-  return d / scale;
-}
-
 CaseResult run_case(const Problem& box, factor::Factor& l, const Case& c, int threads, int repeat, bool check) {
   linalg::SymmetricCscMatrix changed = box.a;
   linalg::rotate_element_blocks(box.mesh, box.pattern, box.options, c.elements, rotation_angle, changed.lower.values);
@@ -226,7 +216,7 @@ CaseResult run_case(const Problem& box, factor::Factor& l, const Case& c, int th
       if (check && target == &changed && r == 0) {
         factor::Factor fresh(box.symbolic);
         if (!fresh.factorize(changed, factor_options).ok()) throw std::runtime_error(fresh.status().message);
-        result.max_difference = max_relative_difference(l.values(), fresh.values());
+        result.max_difference = cholsim::bench::max_relative_difference(l.values(), fresh.values());
       }
     }
   }
