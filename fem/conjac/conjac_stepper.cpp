@@ -1,0 +1,222 @@
+#include "fem/conjac/conjac_stepper.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <stdexcept>
+#include <string>
+
+#include "factor/analysis/symbolic.hpp"
+#include "factor/numeric/cholesky_factor.hpp"
+#include "linalg/blas.hpp"
+
+namespace cholsim::fem {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+namespace blas = linalg::blas;
+
+double seconds_since(Clock::time_point& start) {
+  const auto now = Clock::now();
+  const double seconds = std::chrono::duration<double>(now - start).count();
+  start = now;
+  return seconds;
+}
+
+void require_positive(double value, const char* name) {
+  if (!(value > 0.0) || !std::isfinite(value)) {
+    throw std::invalid_argument(std::string("CONJAC: ") + name + " must be positive and finite, got " +
+                                std::to_string(value));
+  }
+}
+
+void check_options(const ConjacOptions& options) {
+  require_positive(options.time_step, "the time step");
+  require_positive(options.beta, "beta");
+  if (!(options.gamma >= 0.0 && options.gamma <= 1.0)) {
+    throw std::invalid_argument("CONJAC: gamma must lie in [0, 1], got " + std::to_string(options.gamma));
+  }
+}
+
+void check_state(const solvers::MechanicalSystem& system, const std::vector<double>& x, const std::vector<double>& v) {
+  const auto n = static_cast<std::size_t>(system.size());
+  if (x.size() != n || v.size() != n) {
+    throw std::invalid_argument("CONJAC: the state has " + std::to_string(x.size()) + " positions and " +
+                                std::to_string(v.size()) + " velocities for " + std::to_string(n) + " free DOFs");
+  }
+}
+
+// Where each column's diagonal entry sits in a lower CSC pattern.
+std::vector<linalg::Offset> diagonal_positions(const linalg::SymmetricCscMatrix& a) {
+  std::vector<linalg::Offset> diagonal(static_cast<std::size_t>(a.size()));
+  for (Index c = 0; c < a.size(); ++c) {
+    const auto begin = a.lower.row_idx.begin() + a.lower.col_ptr[c];
+    const auto end = a.lower.row_idx.begin() + a.lower.col_ptr[c + 1];
+    const auto found = std::lower_bound(begin, end, c);
+    if (found == end || *found != c) {
+      throw std::invalid_argument("CONJAC: the system's pattern has no diagonal entry in column " + std::to_string(c));
+    }
+    diagonal[c] = found - a.lower.row_idx.begin();
+  }
+  return diagonal;
+}
+
+}  // namespace
+
+LinearlyImplicitStepper::LinearlyImplicitStepper(solvers::MechanicalSystem& system, ConjacOptions options)
+    : system_(system), options_(options), hessian_(system.pattern()), matrix_(system.pattern()) {
+  check_options(options_);
+  diagonal_ = diagonal_positions(matrix_);
+  factor::AnalyzeOptions analyze_options;
+  analyze_options.dofs_per_node = 3;
+  factor_ = std::make_unique<factor::Factor>(factor::analyze(matrix_, analyze_options));
+}
+
+LinearlyImplicitStepper::~LinearlyImplicitStepper() = default;
+
+void LinearlyImplicitStepper::step(double time, std::vector<double>& x, std::vector<double>& v) {
+  check_state(system_, x, v);
+  const double h = options_.time_step;
+  auto clock = Clock::now();
+  phases_ = {};
+  system_.set_time(time + h);
+  std::vector<double> gradient(x.size());
+  system_.potential_gradient(x, gradient);
+  system_.potential_hessian(x, hessian_);
+  phases_.fill = seconds_since(clock);
+
+  // (M + βh²H)·v = M·v⁰ + h·f (eq. 4.10, K = −H, f = −∇V).
+  const double scale = options_.beta * h * h;
+  for (std::size_t p = 0; p < matrix_.lower.values.size(); ++p) matrix_.lower.values[p] = scale * hessian_.lower.values[p];
+  const auto masses = system_.masses();
+  for (Index i = 0; i < matrix_.size(); ++i) matrix_.lower.values[diagonal_[i]] += masses[i];
+  factor::FactorOptions factor_options;
+  factor_options.threads = options_.threads;
+  if (!factor_->factorize(matrix_, factor_options).ok()) {
+    throw std::runtime_error("linearly implicit step: M + beta h^2 K is not positive definite: " +
+                             factor_->status().message);
+  }
+  phases_.factor = seconds_since(clock);
+  for (std::size_t i = 0; i < v.size(); ++i) v[i] = masses[i] * v[i] - h * gradient[i];
+  factor_->solve(std::span<double>(v));
+  phases_.solves = seconds_since(clock);
+  for (std::size_t i = 0; i < x.size(); ++i) x[i] += h * v[i];
+  phases_.other = seconds_since(clock);
+}
+
+ConjacStepper::ConjacStepper(solvers::MechanicalSystem& system, std::vector<Index> dynamic_dofs, ConjacOptions options)
+    : system_(system), dynamic_dofs_(std::move(dynamic_dofs)), options_(options), hessian_(system.pattern()) {
+  check_options(options_);
+  const Index n = system_.size();
+  is_dynamic_.assign(static_cast<std::size_t>(n), 0);
+  for (const Index dof : dynamic_dofs_) {
+    if (dof < 0 || dof >= n) {
+      throw std::invalid_argument("CONJAC: dynamic DOF " + std::to_string(dof) + " is outside the " +
+                                  std::to_string(n) + " free DOFs");
+    }
+    if (is_dynamic_[dof]) throw std::invalid_argument("CONJAC: dynamic DOF " + std::to_string(dof) + " is listed twice");
+    is_dynamic_[dof] = 1;
+  }
+  // The dynamic DOFs are the Schur set: ordered last, in their order (schur_ordering.hpp).
+  factor::AnalyzeOptions analyze_options;
+  analyze_options.dofs_per_node = 3;
+  analyze_options.schur_set = dynamic_dofs_;
+  partial_ = std::make_unique<factor::SchurComplementFactor>(factor::analyze(hessian_, analyze_options));
+  force_.resize(static_cast<std::size_t>(n));
+}
+
+ConjacStepper::~ConjacStepper() = default;
+
+void ConjacStepper::condense(std::span<const double> x) {
+  const Index n = system_.size();
+  const auto dynamic = static_cast<Index>(dynamic_dofs_.size());
+  auto clock = Clock::now();
+  system_.potential_gradient(x, force_);
+  for (double& f : force_) f = -f;
+  system_.potential_hessian(x, hessian_);
+  phases_.fill += seconds_since(clock);
+
+  factor::FactorOptions factor_options;
+  factor_options.threads = options_.threads;
+  if (!partial_->factorize(hessian_, factor_options).ok()) {
+    throw std::runtime_error("CONJAC: -K_qq is not positive definite (is the body held?): " +
+                             partial_->status().message);
+  }
+  phases_.factor += seconds_since(clock);
+
+  // Columns 0 … n_d − 1: y₁ = 0, x₂ = I, so the backward phase gives x₁ = −L₁₁⁻ᵀL₂₁ᵀ = J_qd.
+  // Column n_d: [f_q; 0] forward, then x₂ = 0 and back: H_qq⁻¹f_q.
+  linalg::DenseMatrix rhs(n, 1);
+  quasistatic_force_ = 0.0;
+  for (Index i = 0; i < n; ++i) {
+    if (is_dynamic_[i]) continue;
+    rhs(i, 0) = force_[i];
+    quasistatic_force_ = std::max(quasistatic_force_, std::abs(force_[i]));
+  }
+  linalg::DenseMatrix y(n, dynamic + 1);
+  partial_->forward(rhs.view(), y.view().block(0, dynamic, n, 1));
+  const linalg::DenseView schur_rows = partial_->schur_rows(y.view());
+  for (Index a = 0; a < dynamic; ++a) {
+    for (Index b = 0; b < dynamic; ++b) schur_rows(b, a) = a == b ? 1.0 : 0.0;
+    schur_rows(a, dynamic) = 0.0;
+  }
+  columns_ = linalg::DenseMatrix(n, dynamic + 1);
+  partial_->backward(y.view(), columns_.view());
+  phases_.solves += seconds_since(clock);
+}
+
+ConjacStepper::Condensation ConjacStepper::condensation(std::span<const double> x) {
+  condense(x);
+  const Index n = system_.size();
+  const auto dynamic = static_cast<Index>(dynamic_dofs_.size());
+  Condensation result{linalg::DenseMatrix(n, dynamic), partial_->schur_complement_symmetric()};
+  for (Index a = 0; a < dynamic; ++a) {
+    for (Index i = 0; i < n; ++i) result.jacobian(i, a) = columns_(i, a);
+  }
+  return result;
+}
+
+void ConjacStepper::step(double time, std::vector<double>& x, std::vector<double>& v) {
+  check_state(system_, x, v);
+  const double h = options_.time_step;
+  const Index n = system_.size();
+  const auto dynamic = static_cast<Index>(dynamic_dofs_.size());
+  phases_ = {};
+  system_.set_time(time + h);
+  condense(x);
+  auto clock = Clock::now();
+
+  const linalg::ConstDenseView jacobian = columns_.view().block(0, 0, n, dynamic);
+  const auto masses = system_.masses();
+  // p = M·v⁰ + h·f; the reduced system (JᵀMJ + βh²S)·v_d = Jᵀp (eq. 4.11, JᵀHJ = S).
+  std::vector<double> momentum(static_cast<std::size_t>(n));
+  for (Index i = 0; i < n; ++i) momentum[i] = masses[i] * v[i] + h * force_[i];
+  std::vector<double> velocity_d(static_cast<std::size_t>(dynamic), 0.0);
+  if (dynamic > 0) {
+    linalg::DenseMatrix reduced = partial_->schur_complement_symmetric();
+    const double scale = options_.beta * h * h;
+    for (double& entry : reduced.storage()) entry *= scale;
+    linalg::DenseMatrix weighted(n, dynamic);  // M^½·J
+    for (Index a = 0; a < dynamic; ++a) {
+      for (Index i = 0; i < n; ++i) weighted(i, a) = std::sqrt(masses[i]) * jacobian(i, a);
+    }
+    blas::syrk(blas::Transpose::yes, 1.0, weighted.view(), 1.0, reduced.view());
+    blas::gemv(blas::Transpose::yes, 1.0, jacobian, momentum.data(), 0.0, velocity_d.data());
+    if (blas::potrf(reduced.view()) != 0) {
+      throw std::runtime_error("CONJAC: the reduced system J^T (M - beta h^2 K) J is not positive definite");
+    }
+    linalg::DenseView solution{velocity_d.data(), dynamic, 1, std::max<Index>(dynamic, 1)};
+    blas::potrs(reduced.view(), solution);
+  }
+  // v = J·v_d (v_q = J_qd·v_d, eq. 4.7); x += h·v and, on the quasistatic DOFs, h·γ·b_q =
+  // γ·H_qq⁻¹f_q: a γ-scaled Newton step toward their balance (eq. 4.12–4.13).
+  if (dynamic > 0) {
+    blas::gemv(blas::Transpose::no, 1.0, jacobian, velocity_d.data(), 0.0, v.data());
+  } else {
+    std::fill(v.begin(), v.end(), 0.0);
+  }
+  for (Index i = 0; i < n; ++i) x[i] += h * v[i] + options_.gamma * columns_(i, dynamic);
+  phases_.other = seconds_since(clock);
+}
+
+}  // namespace cholsim::fem

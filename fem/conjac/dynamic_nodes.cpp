@@ -1,0 +1,61 @@
+#include "fem/conjac/dynamic_nodes.hpp"
+
+#include <limits>
+#include <stdexcept>
+#include <string>
+
+namespace cholsim::fem {
+
+std::vector<Index> nodes_nearest(const TetMesh& mesh, std::span<const Vec3> points, std::span<const Index> candidates) {
+  std::vector<Index> all;
+  if (candidates.empty()) {
+    for (Index v = 0; v < mesh.node_count(); ++v) all.push_back(v);
+    candidates = all;
+  }
+  std::vector<char> taken(static_cast<std::size_t>(mesh.node_count()), 0);
+  std::vector<Index> nodes;
+  for (const Vec3& point : points) {
+    Index best = -1;
+    double best_distance = std::numeric_limits<double>::infinity();
+    for (const Index v : candidates) {
+      if (taken[v]) continue;
+      const double dx = mesh.positions[3 * v] - point.x;
+      const double dy = mesh.positions[3 * v + 1] - point.y;
+      const double dz = mesh.positions[3 * v + 2] - point.z;
+      const double distance = dx * dx + dy * dy + dz * dz;
+      if (distance < best_distance) {
+        best_distance = distance;
+        best = v;
+      }
+    }
+    if (best == -1) throw std::invalid_argument("nodes_nearest: more points than candidate nodes");
+    taken[best] = 1;
+    nodes.push_back(best);
+  }
+  return nodes;
+}
+
+std::vector<Index> free_dofs_of_nodes(const ElasticSystem& system, std::span<const Index> nodes) {
+  const Index node_count = system.body().node_count();
+  // Label every full DOF with its own number; the free ones come back in unknown order.
+  std::vector<double> labels(3 * static_cast<std::size_t>(node_count));
+  for (std::size_t d = 0; d < labels.size(); ++d) labels[d] = static_cast<double>(d);
+  const std::vector<double> free = system.free_values(labels);
+  std::vector<Index> unknown_of(labels.size(), -1);
+  for (std::size_t u = 0; u < free.size(); ++u) unknown_of[static_cast<std::size_t>(free[u])] = static_cast<Index>(u);
+  std::vector<Index> dofs;
+  for (const Index node : nodes) {
+    if (node < 0 || node >= node_count) {
+      throw std::invalid_argument("dynamic node " + std::to_string(node) + " is outside the mesh's " +
+                                  std::to_string(node_count) + " nodes");
+    }
+    for (int k = 0; k < 3; ++k) {
+      const Index dof = unknown_of[3 * static_cast<std::size_t>(node) + k];
+      if (dof < 0) throw std::invalid_argument("dynamic node " + std::to_string(node) + " is prescribed, not free");
+      dofs.push_back(dof);
+    }
+  }
+  return dofs;
+}
+
+}  // namespace cholsim::fem
