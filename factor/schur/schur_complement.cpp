@@ -62,12 +62,12 @@ void SchurComplementFactor::forward(linalg::ConstDenseView b, linalg::DenseView 
   factor_.forward_substitution(y);
 }
 
-void SchurComplementFactor::backward(linalg::DenseView y, linalg::DenseView x) const {
+void SchurComplementFactor::backward(linalg::DenseView y, linalg::DenseView x, int threads) const {
   factor_.require_factored("backward");
   require_shape("backward", y, "Y");
   require_shape("backward", x, "X");
   if (y.cols != x.cols) throw std::invalid_argument("SchurComplementFactor::backward: Y and X differ in columns");
-  factor_.backward_substitution(y);
+  factor_.backward_substitution(y, threads);
   const auto perm = symbolic().permutation();
   for (Index c = 0; c < y.cols; ++c) {
     for (Index i = 0; i < size(); ++i) x(perm[i], c) = y(i, c);

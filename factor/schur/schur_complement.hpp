@@ -70,7 +70,9 @@ class SchurComplementFactor {
   void forward(linalg::ConstDenseView b, linalg::DenseView y) const;
   /// Phase 3 (eq. 18): Y holds y₁ and, in schur_rows(Y), x₂; writes X (n×r, user
   /// numbering) with x₁ = L11⁻ᵀ(y₁ − L21ᵀx₂). Y is overwritten. X may not alias Y.
-  void backward(linalg::DenseView y, linalg::DenseView x) const;
+  /// With `threads` > 1, groups of many columns run on threads of their own (condensation
+  /// Jacobians: fem/conjac/).
+  void backward(linalg::DenseView y, linalg::DenseView x, int threads = 1) const;
   /// The Schur part of an elimination-numbered Y: its last schur_size() rows, S's numbering.
   [[nodiscard]] linalg::DenseView schur_rows(linalg::DenseView y) const {
     return y.block(eliminated_size(), 0, schur_size(), y.cols);

@@ -6,9 +6,13 @@
 #include <stdexcept>
 #include <string>
 
+#include <tbb/parallel_invoke.h>
+
 #include "factor/analysis/symbolic.hpp"
 #include "factor/numeric/cholesky_factor.hpp"
 #include "linalg/blas.hpp"
+#include "linalg/blas_threads.hpp"
+#include "linalg/parallel_loops.hpp"
 
 namespace cholsim::fem {
 namespace {
@@ -145,23 +149,51 @@ void ConjacStepper::condense(std::span<const double> x) {
   phases_.factor += seconds_since(clock);
 
   // Columns 0 … n_d − 1: y₁ = 0, x₂ = I, so the backward phase gives x₁ = −L₁₁⁻ᵀL₂₁ᵀ = J_qd.
-  // Column n_d: [f_q; 0] forward, then x₂ = 0 and back: H_qq⁻¹f_q.
-  linalg::DenseMatrix rhs(n, 1);
+  // Column n_d: [f_q; 0] forward, then x₂ = 0 and back: H_qq⁻¹f_q. The two are independent:
+  // the stabilization column's two passes over L run on one thread beside J's blocked
+  // backward pass on the others, BLAS on one thread each.
   quasistatic_force_ = 0.0;
+  stabilization_rhs_.assign(static_cast<std::size_t>(n), 0.0);
   for (Index i = 0; i < n; ++i) {
     if (is_dynamic_[i]) continue;
-    rhs(i, 0) = force_[i];
+    stabilization_rhs_[i] = force_[i];
     quasistatic_force_ = std::max(quasistatic_force_, std::abs(force_[i]));
   }
-  linalg::DenseMatrix y(n, dynamic + 1);
-  partial_->forward(rhs.view(), y.view().block(0, dynamic, n, 1));
-  const linalg::DenseView schur_rows = partial_->schur_rows(y.view());
-  for (Index a = 0; a < dynamic; ++a) {
-    for (Index b = 0; b < dynamic; ++b) schur_rows(b, a) = a == b ? 1.0 : 0.0;
-    schur_rows(a, dynamic) = 0.0;
+  if (columns_.rows() != n || columns_.cols() != dynamic + 1) {
+    columns_ = linalg::DenseMatrix(n, dynamic + 1);
+    jacobian_rhs_ = linalg::DenseMatrix(n, dynamic);
   }
-  columns_ = linalg::DenseMatrix(n, dynamic + 1);
-  partial_->backward(y.view(), columns_.view());
+  std::fill(jacobian_rhs_.storage().begin(), jacobian_rhs_.storage().end(), 0.0);
+  const linalg::DenseView schur_rows = partial_->schur_rows(jacobian_rhs_.view());
+  for (Index a = 0; a < dynamic; ++a) schur_rows(a, a) = 1.0;
+  const int threads = linalg::resolve_thread_count(options_.threads);
+  const auto jacobian_columns = [&](Index first, Index last, int jacobian_threads) {
+    if (last <= first) return;
+    partial_->backward(jacobian_rhs_.view().block(0, first, n, last - first),
+                       columns_.view().block(0, first, n, last - first), jacobian_threads);
+  };
+  // A blocked pass over L costs about as much as kColumnsPerPass more columns in it (62K-tet
+  // model, bench_conjac), and the stabilization is two single-column passes: with many
+  // columns, the stabilization's thread also takes `shared` of them so the threads balance.
+  constexpr Index kColumnsPerPass = 8;
+  const Index shared = threads > 1 ? std::max<Index>(0, dynamic / 2 - kColumnsPerPass) : 0;
+  const auto stabilization = [&] {
+    std::vector<double> y(static_cast<std::size_t>(n));
+    const linalg::DenseView column{y.data(), n, 1, std::max<Index>(n, 1)};
+    partial_->forward(linalg::ConstDenseView{stabilization_rhs_.data(), n, 1, std::max<Index>(n, 1)}, column);
+    const linalg::DenseView schur_part = partial_->schur_rows(column);
+    for (Index a = 0; a < dynamic; ++a) schur_part(a, 0) = 0.0;
+    partial_->backward(column, columns_.view().block(0, dynamic, n, 1));
+    jacobian_columns(0, shared, 1);
+  };
+  if (threads == 1 || dynamic == 0) {
+    stabilization();
+    jacobian_columns(shared, dynamic, 1);
+  } else {
+    const linalg::ScopedBlasThreads one_blas_thread(1);
+    linalg::thread_arena(threads).execute(
+        [&] { tbb::parallel_invoke(stabilization, [&] { jacobian_columns(shared, dynamic, threads - 1); }); });
+  }
   phases_.solves += seconds_since(clock);
 }
 
@@ -196,11 +228,11 @@ void ConjacStepper::step(double time, std::vector<double>& x, std::vector<double
     linalg::DenseMatrix reduced = partial_->schur_complement_symmetric();
     const double scale = options_.beta * h * h;
     for (double& entry : reduced.storage()) entry *= scale;
-    linalg::DenseMatrix weighted(n, dynamic);  // M^½·J
-    for (Index a = 0; a < dynamic; ++a) {
-      for (Index i = 0; i < n; ++i) weighted(i, a) = std::sqrt(masses[i]) * jacobian(i, a);
+    if (weighted_.rows() != n || weighted_.cols() != dynamic) weighted_ = linalg::DenseMatrix(n, dynamic);
+    for (Index a = 0; a < dynamic; ++a) {  // M^½·J, kept between steps (no page faults)
+      for (Index i = 0; i < n; ++i) weighted_(i, a) = std::sqrt(masses[i]) * jacobian(i, a);
     }
-    blas::syrk(blas::Transpose::yes, 1.0, weighted.view(), 1.0, reduced.view());
+    blas::syrk(blas::Transpose::yes, 1.0, weighted_.view(), 1.0, reduced.view());
     blas::gemv(blas::Transpose::yes, 1.0, jacobian, momentum.data(), 0.0, velocity_d.data());
     if (blas::potrf(reduced.view()) != 0) {
       throw std::runtime_error("CONJAC: the reduced system J^T (M - beta h^2 K) J is not positive definite");

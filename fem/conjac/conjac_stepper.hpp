@@ -107,6 +107,9 @@ class ConjacStepper {
   std::unique_ptr<factor::SchurComplementFactor> partial_;
   std::vector<double> force_;
   linalg::DenseMatrix columns_;  ///< n × (n_d + 1): J, then H_qq⁻¹f_q (zero on dynamic rows)
+  linalg::DenseMatrix jacobian_rhs_;       ///< the backward phase's input for J: [0; I]
+  std::vector<double> stabilization_rhs_;  ///< [f_q; 0]
+  linalg::DenseMatrix weighted_;           ///< M^½·J for JᵀMJ
   double quasistatic_force_ = 0.0;
   StepPhases phases_;
 };

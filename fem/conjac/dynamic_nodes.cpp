@@ -1,5 +1,6 @@
 #include "fem/conjac/dynamic_nodes.hpp"
 
+#include <algorithm>
 #include <limits>
 #include <stdexcept>
 #include <string>
@@ -33,6 +34,37 @@ std::vector<Index> nodes_nearest(const TetMesh& mesh, std::span<const Vec3> poin
     nodes.push_back(best);
   }
   return nodes;
+}
+
+std::vector<Index> spread_nodes(const TetMesh& mesh, std::span<const Index> candidates, std::span<const Index> anchors,
+                                Index count) {
+  if (count > static_cast<Index>(candidates.size())) {
+    throw std::invalid_argument("spread_nodes: " + std::to_string(count) + " nodes asked of " +
+                                std::to_string(candidates.size()) + " candidates");
+  }
+  // distance[c]: squared distance of candidate c to the nearest anchor or chosen node.
+  std::vector<double> distance(candidates.size(), std::numeric_limits<double>::infinity());
+  const auto shrink_to = [&](Index node) {
+    for (std::size_t c = 0; c < candidates.size(); ++c) {
+      double d = 0.0;
+      for (int k = 0; k < 3; ++k) {
+        const double delta = mesh.positions[3 * candidates[c] + k] - mesh.positions[3 * node + k];
+        d += delta * delta;
+      }
+      distance[c] = std::min(distance[c], d);
+    }
+  };
+  for (const Index anchor : anchors) shrink_to(anchor);
+  std::vector<Index> chosen;
+  while (static_cast<Index>(chosen.size()) < count) {
+    std::size_t farthest = 0;
+    for (std::size_t c = 1; c < candidates.size(); ++c) {
+      if (distance[c] > distance[farthest]) farthest = c;
+    }
+    chosen.push_back(candidates[farthest]);
+    shrink_to(candidates[farthest]);
+  }
+  return chosen;
 }
 
 std::vector<Index> free_dofs_of_nodes(const ElasticSystem& system, std::span<const Index> nodes) {

@@ -13,6 +13,13 @@ namespace cholsim::fem {
 /// without repeats: a point whose nearest node is taken gets the next nearest.
 std::vector<Index> nodes_nearest(const TetMesh& mesh, std::span<const Vec3> points, std::span<const Index> candidates = {});
 
+/// `count` nodes among `candidates` spread by farthest-point sampling: the first is the
+/// candidate farthest from `anchors` (the held nodes: a limb's tip before its root), each next
+/// one the candidate farthest from the anchors and the nodes already chosen — the thesis places
+/// dynamic nodes at extremities and keeps them apart (seed 002 §4.6.1).
+std::vector<Index> spread_nodes(const TetMesh& mesh, std::span<const Index> candidates, std::span<const Index> anchors,
+                                Index count);
+
 /// The free DOFs (3 per node, x y z) of `nodes` in `system`'s unknown numbering, in order.
 /// Throws std::invalid_argument for a node out of range or prescribed (not free).
 std::vector<Index> free_dofs_of_nodes(const ElasticSystem& system, std::span<const Index> nodes);
