@@ -5,6 +5,7 @@
 #include "command.hpp"
 #include "corot_command.hpp"
 #include "cloth_command.hpp"
+#include "conjac_command.hpp"
 #include "dynamics_command.hpp"
 #include "factor_command.hpp"
 #include "opsplit_command.hpp"
@@ -25,6 +26,7 @@ int main(int argc, char** argv) {
   add_opsplit_command(app, action);
   add_pd_command(app, action);
   add_dynamics_command(app, action);
+  add_conjac_command(app, action);
   add_cloth_command(app, action);
 
   try {
