@@ -121,6 +121,9 @@ ConjacStepper::ConjacStepper(solvers::MechanicalSystem& system, std::vector<Inde
     if (is_dynamic_[dof]) throw std::invalid_argument("CONJAC: dynamic DOF " + std::to_string(dof) + " is listed twice");
     is_dynamic_[dof] = 1;
   }
+  position_.assign(static_cast<std::size_t>(n), -1);
+  for (std::size_t a = 0; a < dynamic_dofs_.size(); ++a) position_[dynamic_dofs_[a]] = static_cast<Index>(a);
+  active_.assign(dynamic_dofs_.size(), 1);
   // The dynamic DOFs are the Schur set: ordered last, in their order (schur_ordering.hpp).
   factor::AnalyzeOptions analyze_options;
   analyze_options.dofs_per_node = 3;
@@ -133,7 +136,6 @@ ConjacStepper::~ConjacStepper() = default;
 
 void ConjacStepper::condense(std::span<const double> x) {
   const Index n = system_.size();
-  const auto dynamic = static_cast<Index>(dynamic_dofs_.size());
   auto clock = Clock::now();
   system_.potential_gradient(x, force_);
   for (double& f : force_) f = -f;
@@ -148,24 +150,35 @@ void ConjacStepper::condense(std::span<const double> x) {
   }
   phases_.factor += seconds_since(clock);
 
-  // Columns 0 … n_d − 1: y₁ = 0, x₂ = I, so the backward phase gives x₁ = −L₁₁⁻ᵀL₂₁ᵀ = J_qd.
-  // Column n_d: [f_q; 0] forward, then x₂ = 0 and back: H_qq⁻¹f_q. The two are independent:
-  // the stabilization column's two passes over L run on one thread beside J's blocked
-  // backward pass on the others, BLAS on one thread each.
+  // The active dynamic DOFs A and the inactive ones I (adaptivity, seed 002 §4.4): all of them
+  // are the Schur set R, so switching never re-analyses; I is condensed out of S densely.
+  split_active();
+  const auto active = static_cast<Index>(active_dofs_.size());
+  const auto inactive = static_cast<Index>(inactive_dofs_.size());
+
+  // Columns of J: y₁ = 0 and x₂ = C = [I_A; −S_II⁻¹S_IA] (Schur rows), so the backward phase
+  // gives x₁ = −L₁₁⁻ᵀL₂₁ᵀ·C = J_qR·C — the Jacobian of the quasistatic DOFs q ∪ I on A, with C's
+  // rows on R. The stabilization: [f_q; f_I; 0] forward gives f_I + J_qIᵀf_q on I's Schur rows;
+  // x_I = S_II⁻¹ of that, x_A = 0, and back: x = H_{q'q'}⁻¹f_{q'} on q' = q ∪ I, 0 on A.
+  // These are independent: the stabilization column's two passes over L run on one thread
+  // beside J's blocked backward pass on the others, BLAS on one thread each.
   quasistatic_force_ = 0.0;
   stabilization_rhs_.assign(static_cast<std::size_t>(n), 0.0);
   for (Index i = 0; i < n; ++i) {
-    if (is_dynamic_[i]) continue;
+    if (is_dynamic_[i] && active_[position_[i]]) continue;
     stabilization_rhs_[i] = force_[i];
-    quasistatic_force_ = std::max(quasistatic_force_, std::abs(force_[i]));
+    if (!is_dynamic_[i]) quasistatic_force_ = std::max(quasistatic_force_, std::abs(force_[i]));
   }
-  if (columns_.rows() != n || columns_.cols() != dynamic + 1) {
-    columns_ = linalg::DenseMatrix(n, dynamic + 1);
-    jacobian_rhs_ = linalg::DenseMatrix(n, dynamic);
+  if (columns_.rows() != n || columns_.cols() != active + 1) {
+    columns_ = linalg::DenseMatrix(n, active + 1);
+    jacobian_rhs_ = linalg::DenseMatrix(n, active);
   }
   std::fill(jacobian_rhs_.storage().begin(), jacobian_rhs_.storage().end(), 0.0);
   const linalg::DenseView schur_rows = partial_->schur_rows(jacobian_rhs_.view());
-  for (Index a = 0; a < dynamic; ++a) schur_rows(a, a) = 1.0;
+  for (Index k = 0; k < active; ++k) {
+    schur_rows(active_dofs_[k], k) = 1.0;
+    for (Index j = 0; j < inactive; ++j) schur_rows(inactive_dofs_[j], k) = inactive_coupling_(j, k);
+  }
   const int threads = linalg::resolve_thread_count(options_.threads);
   const auto jacobian_columns = [&](Index first, Index last, int jacobian_threads) {
     if (last <= first) return;
@@ -176,32 +189,80 @@ void ConjacStepper::condense(std::span<const double> x) {
   // model, bench_conjac), and the stabilization is two single-column passes: with many
   // columns, the stabilization's thread also takes `shared` of them so the threads balance.
   constexpr Index kColumnsPerPass = 8;
-  const Index shared = threads > 1 ? std::max<Index>(0, dynamic / 2 - kColumnsPerPass) : 0;
+  const Index shared = threads > 1 ? std::max<Index>(0, active / 2 - kColumnsPerPass) : 0;
   const auto stabilization = [&] {
     std::vector<double> y(static_cast<std::size_t>(n));
     const linalg::DenseView column{y.data(), n, 1, std::max<Index>(n, 1)};
     partial_->forward(linalg::ConstDenseView{stabilization_rhs_.data(), n, 1, std::max<Index>(n, 1)}, column);
     const linalg::DenseView schur_part = partial_->schur_rows(column);
-    for (Index a = 0; a < dynamic; ++a) schur_part(a, 0) = 0.0;
-    partial_->backward(column, columns_.view().block(0, dynamic, n, 1));
+    std::vector<double> inactive_part(static_cast<std::size_t>(inactive));
+    for (Index j = 0; j < inactive; ++j) inactive_part[j] = schur_part(inactive_dofs_[j], 0);
+    if (inactive > 0) {
+      blas::potrs(inactive_factor_.view(), linalg::DenseView{inactive_part.data(), inactive, 1, inactive});
+    }
+    for (Index a = 0; a < schur_part.rows; ++a) schur_part(a, 0) = 0.0;
+    for (Index j = 0; j < inactive; ++j) schur_part(inactive_dofs_[j], 0) = inactive_part[j];
+    partial_->backward(column, columns_.view().block(0, active, n, 1));
     jacobian_columns(0, shared, 1);
   };
-  if (threads == 1 || dynamic == 0) {
+  if (threads == 1 || active == 0) {
     stabilization();
-    jacobian_columns(shared, dynamic, 1);
+    jacobian_columns(shared, active, 1);
   } else {
     const linalg::ScopedBlasThreads one_blas_thread(1);
     linalg::thread_arena(threads).execute(
-        [&] { tbb::parallel_invoke(stabilization, [&] { jacobian_columns(shared, dynamic, threads - 1); }); });
+        [&] { tbb::parallel_invoke(stabilization, [&] { jacobian_columns(shared, active, threads - 1); }); });
   }
   phases_.solves += seconds_since(clock);
+}
+
+void ConjacStepper::set_active(std::span<const char> active) {
+  if (active.size() != dynamic_dofs_.size()) {
+    throw std::invalid_argument("CONJAC: " + std::to_string(active.size()) + " activity flags for " +
+                                std::to_string(dynamic_dofs_.size()) + " dynamic DOFs");
+  }
+  active_.assign(active.begin(), active.end());
+}
+
+void ConjacStepper::split_active() {
+  const auto r = static_cast<Index>(dynamic_dofs_.size());
+  active_dofs_.clear();
+  inactive_dofs_.clear();
+  for (Index a = 0; a < r; ++a) (active_[a] ? active_dofs_ : inactive_dofs_).push_back(a);
+  const auto active = static_cast<Index>(active_dofs_.size());
+  const auto inactive = static_cast<Index>(inactive_dofs_.size());
+  const linalg::DenseMatrix s = partial_->schur_complement_symmetric();
+  // S on A after condensing I (eq. 4.21's split, densely): S_AA − S_AI·S_II⁻¹·S_IA, and the
+  // coupling C_I = −S_II⁻¹S_IA that moves the inactive DOFs with the active ones.
+  reduced_stiffness_ = linalg::DenseMatrix(active, active);
+  for (Index k = 0; k < active; ++k) {
+    for (Index l = 0; l < active; ++l) reduced_stiffness_(l, k) = s(active_dofs_[l], active_dofs_[k]);
+  }
+  inactive_coupling_ = linalg::DenseMatrix(inactive, active);
+  if (inactive == 0) return;
+  inactive_factor_ = linalg::DenseMatrix(inactive, inactive);
+  for (Index j = 0; j < inactive; ++j) {
+    for (Index i = 0; i < inactive; ++i) inactive_factor_(i, j) = s(inactive_dofs_[i], inactive_dofs_[j]);
+    for (Index k = 0; k < active; ++k) inactive_coupling_(j, k) = -s(inactive_dofs_[j], active_dofs_[k]);
+  }
+  if (blas::potrf(inactive_factor_.view()) != 0) {
+    throw std::runtime_error("CONJAC: the Schur complement of the inactive dynamic DOFs is not positive definite");
+  }
+  if (active == 0) return;
+  blas::potrs(inactive_factor_.view(), inactive_coupling_.view());
+  linalg::DenseMatrix s_ai(active, inactive);
+  for (Index j = 0; j < inactive; ++j) {
+    for (Index k = 0; k < active; ++k) s_ai(k, j) = s(active_dofs_[k], inactive_dofs_[j]);
+  }
+  blas::gemm(blas::Transpose::no, blas::Transpose::no, 1.0, s_ai.view(), inactive_coupling_.view(), 1.0,
+             reduced_stiffness_.view());
 }
 
 ConjacStepper::Condensation ConjacStepper::condensation(std::span<const double> x) {
   condense(x);
   const Index n = system_.size();
-  const auto dynamic = static_cast<Index>(dynamic_dofs_.size());
-  Condensation result{linalg::DenseMatrix(n, dynamic), partial_->schur_complement_symmetric()};
+  const auto dynamic = static_cast<Index>(active_dofs_.size());
+  Condensation result{linalg::DenseMatrix(n, dynamic), reduced_stiffness_};
   for (Index a = 0; a < dynamic; ++a) {
     for (Index i = 0; i < n; ++i) result.jacobian(i, a) = columns_(i, a);
   }
@@ -212,10 +273,10 @@ void ConjacStepper::step(double time, std::vector<double>& x, std::vector<double
   check_state(system_, x, v);
   const double h = options_.time_step;
   const Index n = system_.size();
-  const auto dynamic = static_cast<Index>(dynamic_dofs_.size());
   phases_ = {};
   system_.set_time(time + h);
   condense(x);
+  const auto dynamic = static_cast<Index>(active_dofs_.size());
   auto clock = Clock::now();
 
   const linalg::ConstDenseView jacobian = columns_.view().block(0, 0, n, dynamic);
@@ -225,7 +286,7 @@ void ConjacStepper::step(double time, std::vector<double>& x, std::vector<double
   for (Index i = 0; i < n; ++i) momentum[i] = masses[i] * v[i] + h * force_[i];
   std::vector<double> velocity_d(static_cast<std::size_t>(dynamic), 0.0);
   if (dynamic > 0) {
-    linalg::DenseMatrix reduced = partial_->schur_complement_symmetric();
+    linalg::DenseMatrix reduced = reduced_stiffness_;
     const double scale = options_.beta * h * h;
     for (double& entry : reduced.storage()) entry *= scale;
     if (weighted_.rows() != n || weighted_.cols() != dynamic) weighted_ = linalg::DenseMatrix(n, dynamic);

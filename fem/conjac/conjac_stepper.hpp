@@ -77,12 +77,19 @@ class ConjacStepper {
   ConjacStepper(solvers::MechanicalSystem& system, std::vector<Index> dynamic_dofs, ConjacOptions options);
   ~ConjacStepper();
 
+  /// Adaptivity (seed 002 §4.4): which dynamic DOFs are integrated in time (1) and which move
+  /// quasistatically for now (0), one flag per dynamic DOF in their order; all start active.
+  /// The inactive ones stay in the Schur set and are condensed out of S densely each step, so
+  /// switching costs no analysis.
+  void set_active(std::span<const char> active);
+  [[nodiscard]] std::span<const char> active() const { return active_; }
+
   /// One step (Alg. 4.1 lines 4–8) from `time` to time + h, like LinearlyImplicitStepper's.
   /// Throws std::runtime_error when H_qq is not positive definite.
   void step(double time, std::vector<double>& x, std::vector<double>& v);
 
-  /// J = [I; J_qd] at `x` (free DOFs × dynamic DOFs, user numbering: row i is free DOF i,
-  /// column a is dynamic_dofs[a]), and S = JᵀHJ in the same order — for tests and tools.
+  /// J = [I; J_qd] at `x` (free DOFs × active dynamic DOFs, user numbering: row i is free DOF
+  /// i, column a the a-th active one), and S = JᵀHJ in the same order — for tests and tools.
   struct Condensation {
     linalg::DenseMatrix jacobian;
     linalg::DenseMatrix reduced_hessian;
@@ -96,17 +103,26 @@ class ConjacStepper {
 
  private:
   // Evaluates f (into force_) and H at x and factors H partially; then the backward phase on
-  // [0; I] and the forward + backward phase on [f_q; 0] into columns_: J, then H_qq⁻¹f_q.
+  // [0; C] and the forward + backward phase on [f_q'; 0] into columns_: J, then H_q'q'⁻¹f_q'
+  // (q' the quasistatic DOFs and the inactive dynamic ones).
   void condense(std::span<const double> x);
+  // From S and active_: the active and inactive positions, S_II's factor, C_I and S on A.
+  void split_active();
 
   solvers::MechanicalSystem& system_;
   std::vector<Index> dynamic_dofs_;
   std::vector<char> is_dynamic_;
+  std::vector<Index> position_;  ///< position_[i]: free DOF i's place among dynamic_dofs_, or −1
+  std::vector<char> active_;     ///< per dynamic DOF
+  std::vector<Index> active_dofs_, inactive_dofs_;  ///< places among dynamic_dofs_
+  linalg::DenseMatrix reduced_stiffness_;  ///< S on A after condensing I
+  linalg::DenseMatrix inactive_coupling_;  ///< C_I = −S_II⁻¹S_IA
+  linalg::DenseMatrix inactive_factor_;    ///< Cholesky factor of S_II
   ConjacOptions options_;
   linalg::SymmetricCscMatrix hessian_;
   std::unique_ptr<factor::SchurComplementFactor> partial_;
   std::vector<double> force_;
-  linalg::DenseMatrix columns_;  ///< n × (n_d + 1): J, then H_qq⁻¹f_q (zero on dynamic rows)
+  linalg::DenseMatrix columns_;  ///< n × (|A| + 1): J, then H_q'q'⁻¹f_q' (zero on active rows)
   linalg::DenseMatrix jacobian_rhs_;       ///< the backward phase's input for J: [0; I]
   std::vector<double> stabilization_rhs_;  ///< [f_q; 0]
   linalg::DenseMatrix weighted_;           ///< M^½·J for JᵀMJ

@@ -47,6 +47,12 @@ linalg::DenseMatrix dense(const linalg::SymmetricCscMatrix& a) {
   return d;
 }
 
+double max_abs_difference(const linalg::DenseMatrix& a, const linalg::DenseMatrix& b) {
+  double value = 0.0;
+  for (std::size_t i = 0; i < a.storage().size(); ++i) value = std::max(value, std::abs(a.storage()[i] - b.storage()[i]));
+  return value;
+}
+
 double max_abs(const linalg::DenseMatrix& m) {
   double value = 0.0;
   for (double entry : m.storage()) value = std::max(value, std::abs(entry));
@@ -153,6 +159,47 @@ TEST(Conjac, SettlesToTheFullModelsStaticState) {
   EXPECT_GT(deflection, 1e-3);  // gravity bent the bar
   EXPECT_LE(difference, 1e-8 * deflection);
   EXPECT_LE(conjac.last_quasistatic_force(), 1e-9);
+}
+
+// Adaptivity (§4.4): with four representative nodes in the Schur set and two of them active,
+// the dense split of S gives what a stepper with only the two active nodes dynamic computes —
+// J, the reduced stiffness (eq. 4.21's split) and the step itself.
+TEST(Conjac, InactiveRepresentativesCondenseLikeQuasistaticNodes) {
+  auto system = cantilever(0.12);
+  const std::vector<Index> all = dynamic_dofs_along_axis(*system, 4);
+  std::vector<char> active(all.size(), 0);
+  std::vector<Index> active_dofs;
+  for (std::size_t a = 0; a < all.size(); ++a) {
+    const bool on = a / 3 == 1 || a / 3 == 3;  // nodes 2 and 4
+    active[a] = on ? 1 : 0;
+    if (on) active_dofs.push_back(all[a]);
+  }
+  const ConjacOptions options{.time_step = 1e-2, .beta = 1.0, .gamma = 1.0 / 3.0, .threads = 2};
+  ConjacStepper adaptive(*system, all, options);
+  adaptive.set_active(active);
+  ConjacStepper reference(*system, active_dofs, options);
+  // A deformed state, so that the quasistatic forces are not zero.
+  std::vector<double> x = system->free_values(system->body().rest.positions);
+  std::vector<double> v(x.size(), 0.0);
+  for (int step = 0; step < 3; ++step) reference.step(step * options.time_step, x, v);
+
+  const auto split = adaptive.condensation(x);
+  const auto direct = reference.condensation(x);
+  ASSERT_EQ(split.jacobian.cols(), direct.jacobian.cols());
+  EXPECT_LE(max_abs_difference(split.jacobian, direct.jacobian), 1e-10 * max_abs(direct.jacobian));
+  EXPECT_LE(max_abs_difference(split.reduced_hessian, direct.reduced_hessian), 1e-10 * max_abs(direct.reduced_hessian));
+
+  std::vector<double> x1 = x, v1 = v, x2 = x, v2 = v;
+  adaptive.step(0.03, x1, v1);
+  reference.step(0.03, x2, v2);
+  double dx = 0.0, scale = 0.0;
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    dx = std::max(dx, std::abs(x1[i] - x2[i]));
+    scale = std::max(scale, std::abs(x2[i] - x[i]));
+  }
+  EXPECT_GT(scale, 0.0);
+  EXPECT_LE(dx, 1e-9 * scale);
+  EXPECT_THROW(adaptive.set_active(std::vector<char>(2, 1)), std::invalid_argument);
 }
 
 TEST(Conjac, RejectsBadDynamicDofsAndOptions) {
