@@ -5,6 +5,11 @@
 //    with a sideways swing (the thesis pulls the jaws and body, then lets go); dynamic nodes spread from
 //    the extremities (farthest-point sampling from the held feet); h = 5e-3, β = 0.5 for
 //    CONJAC and 3.7 for the full model (§4.5's smallest stable values), γ = 1/3;
+//  * armadillo — Table 4.1's adaptive ARMADILLO: the bundled armadillo at tetgen's quality
+//    bound alone (20,938 tets, 5,514 vertices; the thesis: 18,448 and 5,159), SNH E = 6e4 Pa,
+//    ν = 0.49, feet held, the same sideways push; five representative nodes — the four
+//    extremities farthest from the feet and the node nearest the body's centre (§4.4: limbs
+//    and torso) — switched by the liveliness metric (adaptive_conjac.hpp);
 //  * twist — the 20×6×6-cell Kuhn bar (1,029 vertices, 4,320 tets, Table 4.1's TWIST), SNH
 //    E = 1e4 Pa, ν = 0.4, one end held and the other moved to compress, stretch, bend and
 //    twist (the dynamics BAR's motion); dynamic nodes at equal intervals along the axis.
@@ -17,9 +22,9 @@
 
 namespace cholsim::fem {
 
-enum class ConjacSceneKind { dragon, twist };
+enum class ConjacSceneKind { dragon, twist, armadillo };
 
-/// "dragon", "twist"; parse_conjac_scene is the inverse (std::invalid_argument listing them).
+/// "dragon", "twist", "armadillo"; parse_conjac_scene is the inverse (std::invalid_argument listing them).
 std::string_view conjac_scene_name(ConjacSceneKind kind);
 ConjacSceneKind parse_conjac_scene(std::string_view name);
 
@@ -33,7 +38,8 @@ struct ConjacSceneOptions {
 
 struct ConjacScene {
   DynamicsScene scene;               ///< mesh, material, held nodes, gravity
-  std::vector<Index> dynamic_nodes;  ///< mesh nodes
+  std::vector<Index> dynamic_nodes;  ///< mesh nodes (armadillo: the representative nodes)
+  bool adaptive = false;             ///< dynamic_nodes are representatives (armadillo)
   double time_step = 5e-3;
   double beta = 0.5;                 ///< CONJAC's β (eq. 4.11)
   double full_beta = 3.7;            ///< the full model's β (eq. 4.10) at the same h

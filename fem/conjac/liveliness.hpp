@@ -22,6 +22,7 @@ struct LivelinessOptions {
   int window = 10;             ///< steps averaged (§4.4.1's window)
   double activate = 0.10;      ///< 1/s: a quasistatic representative above it turns dynamic
   double deactivate = 0.02;    ///< 1/s: a dynamic one below it turns quasistatic
+  int threads = 2;             ///< for the per-element pass
 };
 
 class LivelinessMetric {
@@ -47,6 +48,8 @@ class LivelinessMetric {
   std::vector<double> region_volume_;
   std::deque<std::vector<double>> history_;
   std::vector<double> averaged_;
+  std::vector<double> element_metric_;
+  int threads_ = 2;
 };
 
 }  // namespace cholsim::fem

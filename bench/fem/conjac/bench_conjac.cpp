@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <fstream>
 #include <iostream>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -14,6 +15,7 @@
 
 #include "bench/bench_arguments.hpp"
 #include "bench/bench_statistics.hpp"
+#include "fem/conjac/adaptive_conjac.hpp"
 #include "fem/conjac/conjac_scenes.hpp"
 #include "fem/conjac/conjac_stepper.hpp"
 #include "fem/conjac/dynamic_nodes.hpp"
@@ -25,7 +27,8 @@ using cholsim::linalg::Index;
 namespace fem = cholsim::fem;
 
 constexpr const char* kUsage = R"(bench_conjac — CONJAC against the full model per step (seed 002 Fig. 4.3, issue 21)
-  --scene NAME       dragon (default) or twist
+  --scene NAME       dragon (default), twist, or armadillo (adaptive: no dynamic node, the five
+                     representatives never active, and switched by the liveliness metric)
   --dynamic LIST     dynamic-node counts (default 0,2,4,6,8,10)
   --steps N          timed steps per configuration (default 10)
   --warm-up N        untimed steps first (default 2)
@@ -92,12 +95,14 @@ struct Row {
   double beta = 0.0;
   double step = 0.0, fill = 0.0, factor = 0.0, solves = 0.0, other = 0.0;
   double max_displacement = 0.0;  ///< at the end, m (that the runs moved alike)
+  double mean_active = 0.0;       ///< adaptive: mean dynamic representatives per step
 };
 
 /// The step and phase times of one configuration, pooled over the rounds.
 struct Samples {
   std::vector<double> step, fill, factor, solves, other;
   double max_displacement = 0.0;
+  double active_sum = 0.0;  ///< adaptive runs: active representatives summed over timed steps
 
   [[nodiscard]] Row row() const {
     Row r;
@@ -107,6 +112,7 @@ struct Samples {
     r.solves = cholsim::bench::median(solves);
     r.other = cholsim::bench::median(other);
     r.max_displacement = max_displacement;
+    r.mean_active = step.empty() ? 0.0 : active_sum / static_cast<double>(step.size());
     return r;
   }
 };
@@ -130,6 +136,7 @@ void run(Stepper& stepper, fem::ElasticSystem& system, const fem::ConjacScene& s
     samples.factor.push_back(phases.factor);
     samples.solves.push_back(phases.solves);
     samples.other.push_back(phases.other);
+    if constexpr (requires { stepper.active_count(); }) samples.active_sum += stepper.active_count();
   }
   samples.max_displacement = 0.0;
   for (std::size_t i = 0; i < x.size(); ++i) samples.max_displacement = std::max(samples.max_displacement, std::abs(x[i] - rest[i]));
@@ -140,7 +147,7 @@ void run(Stepper& stepper, fem::ElasticSystem& system, const fem::ConjacScene& s
 int main(int argc, char** argv) {
   try {
     const Options o = parse_options(argc, argv);
-    const Index most = *std::max_element(o.dynamic.begin(), o.dynamic.end());
+    const Index most = o.dynamic.empty() ? 0 : *std::max_element(o.dynamic.begin(), o.dynamic.end());
     fem::ConjacSceneOptions scene_options;
     scene_options.kind = fem::parse_conjac_scene(o.scene);
     scene_options.dynamic_nodes = most;
@@ -163,8 +170,17 @@ int main(int argc, char** argv) {
       double beta;
     };
     std::vector<Config> configs{{"full model", 0, scene.time_step, scene.full_beta}};
-    for (const Index count : o.dynamic) configs.push_back({"CONJAC", count, scene.time_step, scene.beta});
-    configs.push_back({"full model", 0, kSmallStep, scene.full_beta});
+    if (scene.adaptive) {
+      // §4.4: no dynamic node against the representatives switched by the metric, and against
+      // them never switched on (every region inactive: the cost of adaptivity alone).
+      const auto representatives = static_cast<Index>(scene.dynamic_nodes.size());
+      configs.push_back({"CONJAC", 0, scene.time_step, scene.beta});
+      configs.push_back({"adaptive, never active", representatives, scene.time_step, scene.beta});
+      configs.push_back({"adaptive", representatives, scene.time_step, scene.beta});
+    } else {
+      for (const Index count : o.dynamic) configs.push_back({"CONJAC", count, scene.time_step, scene.beta});
+      configs.push_back({"full model", 0, kSmallStep, scene.full_beta});
+    }
     std::vector<Samples> samples(configs.size());
     for (int round = 1; round <= o.rounds; ++round) {
       for (std::size_t c = 0; c < configs.size(); ++c) {
@@ -172,7 +188,14 @@ int main(int argc, char** argv) {
         std::cerr << "[bench_conjac] round " << round << "/" << o.rounds << ": " << config.method << ", n_d = " << config.dynamic
                   << ", h = " << config.time_step << "...\n";
         const fem::ConjacOptions options{config.time_step, config.beta, scene.gamma, o.threads};
-        if (config.method == "CONJAC") {
+        if (config.method.starts_with("adaptive")) {
+          fem::LivelinessOptions liveliness;
+          liveliness.threads = scene_options.threads;
+          const bool never = config.method != "adaptive";
+          if (never) liveliness.activate = std::numeric_limits<double>::infinity();
+          fem::AdaptiveConjac adaptive(*system, scene.dynamic_nodes, options, liveliness, !never);
+          run(adaptive, *system, scene, o, config.time_step, samples[c]);
+        } else if (config.method == "CONJAC") {
           const std::vector<Index> nodes(scene.dynamic_nodes.begin(), scene.dynamic_nodes.begin() + config.dynamic);
           fem::ConjacStepper conjac(*system, fem::free_dofs_of_nodes(*system, nodes), options);
           run(conjac, *system, scene, o, config.time_step, samples[c]);
@@ -192,20 +215,26 @@ int main(int argc, char** argv) {
       rows.push_back(row);
     }
     const double full_step = rows.front().step;
-    std::printf("| method | n_d | h | beta | step ms | fill | factor | solves | other | / full model (same h) | per simulated s | max displacement |\n");
-    std::printf("|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+    std::printf("| method | n_d | h | beta | step ms | fill | factor | solves | other | / full model (same h) | per simulated s | max displacement | mean active |\n");
+    std::printf("|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
     nlohmann::ordered_json json{{"scene", o.scene}, {"description", scene.scene.description}, {"free_dofs", system->size()},
                                 {"rows", nlohmann::ordered_json::array()}};
     for (const Row& row : rows) {
-      std::printf("| %s | %d | %.0e | %.1f | %.1f | %.1f | %.1f | %.1f | %.1f | %.3f | %.2f s | %.2e m |\n", row.method.c_str(),
-                  row.dynamic, row.time_step, row.beta, 1e3 * row.step, 1e3 * row.fill, 1e3 * row.factor, 1e3 * row.solves,
-                  1e3 * row.other, row.time_step == scene.time_step ? row.step / full_step : 0.0, row.step / row.time_step,
-                  row.max_displacement);
+      std::printf("| %s | %d | %.0e | %.1f | %.1f | %.1f | %.1f | %.1f | %.1f | %.3f | %.2f s | %.2e m | %.2f |\n",
+                  row.method.c_str(), row.dynamic, row.time_step, row.beta, 1e3 * row.step, 1e3 * row.fill,
+                  1e3 * row.factor, 1e3 * row.solves, 1e3 * row.other,
+                  row.time_step == scene.time_step ? row.step / full_step : 0.0, row.step / row.time_step,
+                  row.max_displacement, row.mean_active);
       json["rows"].push_back({{"method", row.method}, {"dynamic_nodes", row.dynamic}, {"time_step", row.time_step},
                               {"beta", row.beta}, {"step_seconds", row.step}, {"fill", row.fill}, {"factor", row.factor},
-                              {"solves", row.solves}, {"other", row.other}, {"max_displacement", row.max_displacement}});
+                              {"solves", row.solves}, {"other", row.other}, {"max_displacement", row.max_displacement},
+                              {"mean_active", row.mean_active}});
     }
     // Targets of issue 21 (seed 002 §4.3.4: 1.20 at 4 nodes, 1.40 at 10; §4.5: > 2).
+    if (scene.adaptive) {
+      std::printf("\nadaptive with every region inactive / CONJAC without dynamic nodes: %.3f (target <= 1.05)\n",
+                  rows[2].step / rows[1].step);
+    }
     for (const Row& row : rows) {
       if (row.method != "CONJAC") continue;
       if (row.dynamic == 4) std::printf("\nCONJAC(4) / full: %.3f (target <= 1.08)\n", row.step / full_step);
