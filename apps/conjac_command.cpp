@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "fem/conjac/adaptive_conjac.hpp"
 #include "fem/conjac/conjac_scenes.hpp"
 #include "fem/conjac/conjac_stepper.hpp"
 #include "fem/conjac/dynamic_nodes.hpp"
@@ -56,6 +57,7 @@ struct PhaseTotals {
   std::ostringstream csv;
   fem::StepPhases sum;
   double output_seconds = 0.0;
+  double active_sum = 0.0;  ///< adaptivity: dynamic representatives summed over the steps
   int steps = 0;
 
   PhaseTotals() { csv << "step,time,step_seconds,fill,factor,solves,other,quasistatic_force\n"; }
@@ -74,8 +76,12 @@ struct PhaseTotals {
 class FrameFields {
  public:
   FrameFields(const fem::ElasticSystem& system, std::span<const Index> dynamic_nodes) : system_(system) {
-    dynamic_flag_.assign(static_cast<std::size_t>(system.body().node_count()), 0.0);
-    for (Index v : dynamic_nodes) dynamic_flag_[v] = 1.0;
+    set_dynamic(dynamic_nodes, {});
+  }
+  /// The nodes flagged dynamic: `nodes`, or with `active` (adaptivity) those of them active.
+  void set_dynamic(std::span<const Index> nodes, std::span<const char> active) {
+    dynamic_flag_.assign(static_cast<std::size_t>(system_.body().node_count()), 0.0);
+    for (std::size_t k = 0; k < nodes.size(); ++k) dynamic_flag_[nodes[k]] = active.empty() || active[k] ? 1.0 : 0.0;
   }
 
   bool write(VtuSeriesWriter& writer, double time, std::span<const double> x, std::span<const double> v) {
@@ -109,7 +115,13 @@ void add_report_sections(Report& report, const fem::ConjacScene& scene, const Co
   report.add_count("tets", "tets", scene.scene.mesh.tet_count());
   report.add_count("free_dofs", "free DOFs", system.size());
   report.add_text("method", "method", flags.method);
-  report.add_count("dynamic_nodes", "dynamic nodes", flags.method == "conjac" ? flags.dynamic_nodes : system.size() / 3);
+  if (scene.adaptive && flags.method == "conjac") {
+    report.add_count("representative_nodes", "representative nodes", static_cast<Index>(scene.dynamic_nodes.size()));
+    const double mean = totals.steps > 0 ? totals.active_sum / totals.steps : 0.0;
+    report.add("mean_dynamic_nodes", "mean dynamic (adaptive)", mean, format_fixed(mean, 2));
+  } else {
+    report.add_count("dynamic_nodes", "dynamic nodes", flags.method == "conjac" ? flags.dynamic_nodes : system.size() / 3);
+  }
   report.add_real("dt", "time step (s)", options.time_step);
   report.add_real("beta", "beta (eq. 4.10/4.11)", options.beta);
   report.add_real("gamma", "gamma (eq. 4.13)", options.gamma);
@@ -161,16 +173,38 @@ int run_conjac(const ConjacCommandOptions& flags) {
   options.beta = flags.beta > 0.0 ? flags.beta : (conjac ? scene.beta : scene.full_beta);
   options.gamma = flags.gamma >= 0.0 ? flags.gamma : scene.gamma;
   options.threads = flags.threads;
+  std::vector<double> x = system->free_values(scene.scene.mesh.positions);
+  std::vector<double> v = fem::initial_velocity(scene, *system);
   std::unique_ptr<fem::ConjacStepper> conjac_stepper;
+  std::unique_ptr<fem::AdaptiveConjac> adaptive_stepper;
   std::unique_ptr<fem::LinearlyImplicitStepper> full_stepper;
-  if (conjac) {
+  const bool adaptive = conjac && scene.adaptive;
+  if (adaptive) {
+    fem::LivelinessOptions liveliness;
+    liveliness.threads = flags.threads;
+    adaptive_stepper = std::make_unique<fem::AdaptiveConjac>(*system, scene.dynamic_nodes, options, liveliness);
+  } else if (conjac) {
     conjac_stepper = std::make_unique<fem::ConjacStepper>(
         *system, fem::free_dofs_of_nodes(*system, scene.dynamic_nodes), options);
   } else {
     full_stepper = std::make_unique<fem::LinearlyImplicitStepper>(*system, options);
   }
-  std::vector<double> x = system->free_values(scene.scene.mesh.positions);
-  std::vector<double> v = fem::initial_velocity(scene, *system);
+  // One step of whichever stepper runs, its phases and its largest quasistatic force after.
+  const auto step = [&](double t) {
+    if (adaptive) {
+      adaptive_stepper->step(t, x, v);
+    } else if (conjac) {
+      conjac_stepper->step(t, x, v);
+    } else {
+      full_stepper->step(t, x, v);
+    }
+  };
+  const auto last_phases = [&]() -> const fem::StepPhases& {
+    return adaptive ? adaptive_stepper->last_phases() : conjac ? conjac_stepper->last_phases() : full_stepper->last_phases();
+  };
+  const auto quasistatic_force = [&] {
+    return adaptive ? adaptive_stepper->last_quasistatic_force() : conjac ? conjac_stepper->last_quasistatic_force() : 0.0;
+  };
   const int frames =
       flags.frames > 0 ? flags.frames : static_cast<int>(std::lround(scene.duration / options.time_step));
 
@@ -185,18 +219,18 @@ int run_conjac(const ConjacCommandOptions& flags) {
   double time = 0.0;
   for (int frame = 1; frame <= frames && monitor.keep_going(); ++frame) {
     try {
-      if (conjac) {
-        conjac_stepper->step(time, x, v);
-      } else {
-        full_stepper->step(time, x, v);
-      }
+      step(time);
     } catch (const std::runtime_error& error) {
       monitor.stop_on_failure(frame, error.what());
       break;
     }
     time += options.time_step;
-    const fem::StepPhases& phases = conjac ? conjac_stepper->last_phases() : full_stepper->last_phases();
-    totals.add(time, phases, conjac ? conjac_stepper->last_quasistatic_force() : 0.0);
+    const fem::StepPhases& phases = last_phases();
+    totals.add(time, phases, quasistatic_force());
+    if (adaptive) {
+      fields.set_dynamic(scene.dynamic_nodes, adaptive_stepper->active_nodes());
+      totals.active_sum += adaptive_stepper->active_count();
+    }
     const Clock::time_point output_start = Clock::now();
     const bool written = fields.write(writer, time, x, v);
     totals.output_seconds += seconds_since(output_start);
@@ -205,8 +239,11 @@ int run_conjac(const ConjacCommandOptions& flags) {
       monitor.stop_at_output_limit(byte_limit, writer.frames_written());
       break;
     }
-    progress("step " + std::to_string(frame) + "/" + std::to_string(frames) + "  " + format_fixed(1e3 * phases.total(), 1) +
-             " ms (fill " + format_fixed(1e3 * phases.fill, 1) + ", factor " + format_fixed(1e3 * phases.factor, 1) +
+    progress("step " + std::to_string(frame) + "/" + std::to_string(frames) + "  " +
+             (adaptive ? std::to_string(adaptive_stepper->active_count()) + " of " +
+                             std::to_string(scene.dynamic_nodes.size()) + " representatives dynamic, "
+                       : std::string()) +
+             format_fixed(1e3 * phases.total(), 1) + " ms (fill " + format_fixed(1e3 * phases.fill, 1) + ", factor " + format_fixed(1e3 * phases.factor, 1) +
              ", solves " + format_fixed(1e3 * phases.solves, 1) + ")");
   }
 
@@ -235,14 +272,16 @@ void add_conjac_command(CLI::App& app, CommandAction& action) {
       "mesh is bundled; 62,373 tets), SNH E = 3e4 Pa, nu = 0.49, feet held, swinging from a sideways push, 6 dynamic\n"
       "nodes spread from the extremities, linearly implicit Euler h = 5e-3 s, beta = 0.5, gamma = 1/3, 1 s.\n"
       "Scenes: dragon, twist (a 20 x 6 x 6-cell bar, one end compressed, stretched, bent and twisted; dynamic nodes\n"
-      "along its axis). --method full runs the full model (beta = 3.7 on dragon) for comparison.\n"
+      "along its axis), armadillo (Table 4.1's adaptive ARMADILLO: 20,938 tets, E = 6e4 Pa, five representative nodes\n"
+      "switched dynamic / quasistatic by the liveliness metric of seed 002 §4.4.1, thresholds 0.10/s and 0.02/s).\n"
+      "--method full runs the full model (beta = 3.7 on dragon) for comparison.\n"
       "Output in --out: conjac.pvd + conjac_NNNN.vtu (point data displacement, velocity, dynamic = 1 on dynamic\n"
       "nodes; cell data energy_density), steps.csv (each step's fill, factor, solves, other and the largest\n"
       "quasistatic force), summary.json.\n"
       "Exit codes: 0 ok, 2 bad input or unwritable output, 3 numerical failure (with --strict: a health warning).\n" +
       run_end_help());
-  command->add_option("--scene", flags->scene, "dragon or twist")
-      ->check(CLI::IsMember({"dragon", "twist"}))
+  command->add_option("--scene", flags->scene, "dragon, twist or armadillo (adaptive)")
+      ->check(CLI::IsMember({"dragon", "twist", "armadillo"}))
       ->capture_default_str();
   command->add_option("--method", flags->method, "conjac or full")
       ->check(CLI::IsMember({"conjac", "full"}))

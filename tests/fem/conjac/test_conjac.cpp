@@ -8,6 +8,7 @@
 #include <memory>
 #include <vector>
 
+#include "fem/conjac/adaptive_conjac.hpp"
 #include "fem/conjac/conjac_stepper.hpp"
 #include "fem/conjac/dynamic_nodes.hpp"
 #include "fem/dynamics/dynamics_scenes.hpp"
@@ -200,6 +201,42 @@ TEST(Conjac, InactiveRepresentativesCondenseLikeQuasistaticNodes) {
   EXPECT_GT(scale, 0.0);
   EXPECT_LE(dx, 1e-9 * scale);
   EXPECT_THROW(adaptive.set_active(std::vector<char>(2, 1)), std::invalid_argument);
+}
+
+// Alg. 4.3: the representatives start dynamic with a push, the motion is damped out (β large)
+// and the liveliness metric turns them quasistatic one by one; never switched on, they stay
+// quasistatic and the body does not move.
+TEST(Conjac, AdaptiveRepresentativesCalmDownToQuasistatic) {
+  auto system = cantilever(0.12);
+  std::vector<Vec3> points{{0.44, 0.07, 0.07}, {0.22, 0.07, 0.07}};
+  const std::vector<Index> representatives = nodes_nearest(system->body().rest, points);
+  const ConjacOptions options{.time_step = 1e-2, .beta = 8.0, .gamma = 1.0 / 3.0, .threads = 2};
+  AdaptiveConjac adaptive(*system, representatives, options, {.window = 3, .activate = 0.10, .deactivate = 0.02});
+  EXPECT_EQ(adaptive.active_count(), 2);
+  std::vector<double> x = system->free_values(system->body().rest.positions);
+  std::vector<double> v(x.size(), 0.0);
+  // A push sideways (z) growing along the bar: bending, not a rigid translation (whose
+  // stretch rate, and metric, is zero).
+  for (std::size_t i = 2; i < v.size(); i += 3) v[i] = 2.0 * x[i - 2];
+  Index most_active = 0;
+  int steps = 0;
+  for (; steps < 400 && (steps < 5 || adaptive.active_count() > 0); ++steps) {
+    adaptive.step(steps * options.time_step, x, v);
+    most_active = std::max(most_active, adaptive.active_count());
+  }
+  EXPECT_EQ(most_active, 2);
+  EXPECT_EQ(adaptive.active_count(), 0) << "after " << steps << " steps, metrics " << adaptive.metrics()[0] << ", "
+                                        << adaptive.metrics()[1];
+  EXPECT_LT(steps, 400);
+
+  AdaptiveConjac never(*system, representatives, options, {.window = 3, .activate = 1e300, .deactivate = 0.02}, false);
+  std::vector<double> y = system->free_values(system->body().rest.positions);
+  std::vector<double> w(y.size(), 0.0);
+  for (int step = 0; step < 5; ++step) never.step(step * options.time_step, y, w);
+  EXPECT_EQ(never.active_count(), 0);
+  // Every node quasistatic: no velocity, the sag under gravity by stabilization steps alone.
+  EXPECT_EQ(*std::max_element(w.begin(), w.end()), 0.0);
+  EXPECT_EQ(*std::min_element(w.begin(), w.end()), 0.0);
 }
 
 TEST(Conjac, RejectsBadDynamicDofsAndOptions) {
