@@ -244,12 +244,7 @@ int run_cloth(const ClothCommandOptions& flags) {
   folder.write("steps.csv", totals.csv.str());
   Report report;
   add_report(report, scene, flags, totals, frames, folder, failure);
-  folder.write("summary.json", report.to_json().dump(2) + "\n");
-  if (flags.json) {
-    std::cout << report.to_json().dump(2) << std::endl;
-  } else {
-    report.print_text(std::cout);
-  }
+  publish_summary(report, folder, "summary.json", flags.json);
   if (signals.received() != 0) return InterruptSignals::exit_code(signals.received());
   return failure.empty() || failure.starts_with("stopped at") ? 0 : 3;
 }

@@ -251,12 +251,7 @@ int run_conjac(const ConjacCommandOptions& flags) {
   Report report;
   add_report_sections(report, scene, flags, options, totals, *system, x, v, writer);
   monitor.add_section(report);
-  folder.write(summary_file_name, report.to_json().dump(2) + "\n");
-  if (flags.json) {
-    std::cout << report.to_json().dump(2) << std::endl;
-  } else {
-    report.print_text(std::cout);
-  }
+  publish_summary(report, folder, summary_file_name, flags.json);
   return monitor.exit_code();
 }
 

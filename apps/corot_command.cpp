@@ -404,13 +404,7 @@ int run_corot(const CorotCommandOptions& flags, const CLI::App& command) {
   const std::filesystem::path summary = folder.path() / "summary.json";
   report.add_text("summary_json", "summary", summary.string());
   monitor.add_section(report);
-  folder.write(summary.filename().string(), report.to_json().dump(2) + "\n");
-
-  if (flags.json) {
-    std::cout << report.to_json().dump(2) << std::endl;
-  } else {
-    report.print_text(std::cout);
-  }
+  publish_summary(report, folder, summary.filename().string(), flags.json);
   return monitor.exit_code();
 }
 

@@ -229,12 +229,7 @@ int run_opsplit(const OpsplitCommandOptions& flags) {
   Report report;
   add_report_sections(report, loaded, flags, simulation, totals, writer);
   monitor.add_section(report);
-  folder.write(summary_file_name, report.to_json().dump(2) + "\n");
-  if (flags.json) {
-    std::cout << report.to_json().dump(2) << std::endl;
-  } else {
-    report.print_text(std::cout);
-  }
+  publish_summary(report, folder, summary_file_name, flags.json);
   return monitor.exit_code();
 }
 

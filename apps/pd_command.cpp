@@ -306,12 +306,7 @@ int run_pd(const PdCommandOptions& flags) {
   Report report;
   add_report_sections(report, flags, scene, simulation, totals, writer, scene_seconds);
   monitor.add_section(report);
-  folder.write(summary_file_name, report.to_json().dump(2) + "\n");
-  if (flags.json) {
-    std::cout << report.to_json().dump(2) << std::endl;
-  } else {
-    report.print_text(std::cout);
-  }
+  publish_summary(report, folder, summary_file_name, flags.json);
   return monitor.exit_code();
 }
 

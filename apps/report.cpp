@@ -1,5 +1,9 @@
 #include "report.hpp"
 
+#include <iostream>
+
+#include "output_folder.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -103,5 +107,15 @@ std::string format_fixed(double value, int decimals) {
 }
 
 std::string format_scientific(double value) { return printf_string("%.3e", value); }
+
+void publish_summary(const Report& report, OutputFolder& folder, const std::string& file_name, bool json) {
+  const nlohmann::ordered_json summary = report.to_json();
+  folder.write(file_name, summary.dump(2) + "\n");
+  if (json) {
+    std::cout << summary.dump(2) << std::endl;
+  } else {
+    report.print_text(std::cout);
+  }
+}
 
 }  // namespace cholsim::apps

@@ -10,6 +10,13 @@
 
 namespace cholsim::apps {
 
+class OutputFolder;
+class Report;
+
+/// How a simulation command ends its run: `report` written as `file_name` (JSON) into
+/// `folder`, and printed to stdout — as that JSON with `json`, else as text.
+void publish_summary(const Report& report, OutputFolder& folder, const std::string& file_name, bool json);
+
 class Report {
  public:
   /// Starts a new section; the fields added next belong to it.

@@ -328,9 +328,7 @@ void GpuFactorization::Impl::destroy() {
   if (compute_stream) cudaStreamSynchronize(compute_stream);
   if (copy_stream) cudaStreamSynchronize(copy_stream);
   copy_back.reset();
-  for (std::size_t s = 0; s < blocks.size(); ++s) {
-    if (blocks[s]) cudaFreeAsync(blocks[s], compute_stream);
-  }
+  release_blocks();
   if (compute_stream) cudaStreamSynchronize(compute_stream);
   cudaFree(targets_device);
   cudaFree(positions_device);
@@ -370,6 +368,8 @@ void GpuFactorization::Impl::release(double* data, std::int64_t entries, cudaStr
   bytes_in_use -= std::max<std::int64_t>(entries, 1) * 8;
 }
 
+// Frees every update block without throwing: it also runs when a failure is being handled and
+// when the object is destroyed.
 void GpuFactorization::Impl::release_blocks() {
   for (std::size_t s = 0; s < blocks.size(); ++s) {
     if (blocks[s] == nullptr) continue;

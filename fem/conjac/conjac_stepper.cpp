@@ -84,8 +84,8 @@ void LinearlyImplicitStepper::step(double time, std::vector<double>& x, std::vec
   auto clock = Clock::now();
   phases_ = {};
   system_.set_time(time + h);
-  std::vector<double> gradient(x.size());
-  system_.potential_gradient(x, gradient);
+  gradient_.resize(x.size());
+  system_.potential_gradient(x, gradient_);
   system_.potential_hessian(x, hessian_);
   phases_.fill = seconds_since(clock);
 
@@ -101,7 +101,7 @@ void LinearlyImplicitStepper::step(double time, std::vector<double>& x, std::vec
                              factor_->status().message);
   }
   phases_.factor = seconds_since(clock);
-  for (std::size_t i = 0; i < v.size(); ++i) v[i] = masses[i] * v[i] - h * gradient[i];
+  for (std::size_t i = 0; i < v.size(); ++i) v[i] = masses[i] * v[i] - h * gradient_[i];
   factor_->solve(std::span<double>(v));
   phases_.solves = seconds_since(clock);
   for (std::size_t i = 0; i < x.size(); ++i) x[i] += h * v[i];
@@ -191,8 +191,8 @@ void ConjacStepper::condense(std::span<const double> x) {
   constexpr Index kColumnsPerPass = 8;
   const Index shared = threads > 1 ? std::max<Index>(0, active / 2 - kColumnsPerPass) : 0;
   const auto stabilization = [&] {
-    std::vector<double> y(static_cast<std::size_t>(n));
-    const linalg::DenseView column{y.data(), n, 1, std::max<Index>(n, 1)};
+    stabilization_column_.resize(static_cast<std::size_t>(n));
+    const linalg::DenseView column{stabilization_column_.data(), n, 1, std::max<Index>(n, 1)};
     partial_->forward(linalg::ConstDenseView{stabilization_rhs_.data(), n, 1, std::max<Index>(n, 1)}, column);
     const linalg::DenseView schur_part = partial_->schur_rows(column);
     std::vector<double> inactive_part(static_cast<std::size_t>(inactive));
@@ -282,8 +282,8 @@ void ConjacStepper::step(double time, std::vector<double>& x, std::vector<double
   const linalg::ConstDenseView jacobian = columns_.view().block(0, 0, n, dynamic);
   const auto masses = system_.masses();
   // p = M·v⁰ + h·f; the reduced system (JᵀMJ + βh²S)·v_d = Jᵀp (eq. 4.11, JᵀHJ = S).
-  std::vector<double> momentum(static_cast<std::size_t>(n));
-  for (Index i = 0; i < n; ++i) momentum[i] = masses[i] * v[i] + h * force_[i];
+  momentum_.resize(static_cast<std::size_t>(n));
+  for (Index i = 0; i < n; ++i) momentum_[i] = masses[i] * v[i] + h * force_[i];
   std::vector<double> velocity_d(static_cast<std::size_t>(dynamic), 0.0);
   if (dynamic > 0) {
     linalg::DenseMatrix reduced = reduced_stiffness_;
@@ -294,7 +294,7 @@ void ConjacStepper::step(double time, std::vector<double>& x, std::vector<double
       for (Index i = 0; i < n; ++i) weighted_(i, a) = std::sqrt(masses[i]) * jacobian(i, a);
     }
     blas::syrk(blas::Transpose::yes, 1.0, weighted_.view(), 1.0, reduced.view());
-    blas::gemv(blas::Transpose::yes, 1.0, jacobian, momentum.data(), 0.0, velocity_d.data());
+    blas::gemv(blas::Transpose::yes, 1.0, jacobian, momentum_.data(), 0.0, velocity_d.data());
     if (blas::potrf(reduced.view()) != 0) {
       throw std::runtime_error("CONJAC: the reduced system J^T (M - beta h^2 K) J is not positive definite");
     }

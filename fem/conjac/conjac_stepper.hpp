@@ -63,6 +63,7 @@ class LinearlyImplicitStepper {
   ConjacOptions options_;
   linalg::SymmetricCscMatrix hessian_;
   linalg::SymmetricCscMatrix matrix_;  ///< M + βh²H
+  std::vector<double> gradient_;       ///< ∇V, kept between steps
   std::vector<linalg::Offset> diagonal_;
   std::unique_ptr<factor::Factor> factor_;
   StepPhases phases_;
@@ -126,6 +127,8 @@ class ConjacStepper {
   linalg::DenseMatrix jacobian_rhs_;       ///< the backward phase's input for J: [0; I]
   std::vector<double> stabilization_rhs_;  ///< [f_q; 0]
   linalg::DenseMatrix weighted_;           ///< M^½·J for JᵀMJ
+  std::vector<double> stabilization_column_;  ///< the forward phase's y for [f_q'; 0]
+  std::vector<double> momentum_;           ///< M·v⁰ + h·f
   double quasistatic_force_ = 0.0;
   StepPhases phases_;
 };

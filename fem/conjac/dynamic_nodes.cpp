@@ -20,10 +20,8 @@ std::vector<Index> nodes_nearest(const TetMesh& mesh, std::span<const Vec3> poin
     double best_distance = std::numeric_limits<double>::infinity();
     for (const Index v : candidates) {
       if (taken[v]) continue;
-      const double dx = mesh.positions[3 * v] - point.x;
-      const double dy = mesh.positions[3 * v + 1] - point.y;
-      const double dz = mesh.positions[3 * v + 2] - point.z;
-      const double distance = dx * dx + dy * dy + dz * dz;
+      const Vec3 d = node_position(mesh.positions, v) - point;
+      const double distance = dot(d, d);
       if (distance < best_distance) {
         best_distance = distance;
         best = v;
@@ -46,12 +44,8 @@ std::vector<Index> spread_nodes(const TetMesh& mesh, std::span<const Index> cand
   std::vector<double> distance(candidates.size(), std::numeric_limits<double>::infinity());
   const auto shrink_to = [&](Index node) {
     for (std::size_t c = 0; c < candidates.size(); ++c) {
-      double d = 0.0;
-      for (int k = 0; k < 3; ++k) {
-        const double delta = mesh.positions[3 * candidates[c] + k] - mesh.positions[3 * node + k];
-        d += delta * delta;
-      }
-      distance[c] = std::min(distance[c], d);
+      const Vec3 d = node_position(mesh.positions, candidates[c]) - node_position(mesh.positions, node);
+      distance[c] = std::min(distance[c], dot(d, d));
     }
   };
   for (const Index anchor : anchors) shrink_to(anchor);

@@ -6,6 +6,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "fem/mesh/tet_mesh.hpp"
 #include "linalg/parallel_loops.hpp"
 #include "linalg/svd3.hpp"
 
@@ -15,16 +16,12 @@ namespace {
 using linalg::Mat3;
 using linalg::Vec3;
 
-Vec3 node(std::span<const double> positions, Index v) {
-  return {positions[3 * v], positions[3 * v + 1], positions[3 * v + 2]};
-}
-
 // D = [x₁ − x₀, x₂ − x₀, x₃ − x₀] of an element over `values` (positions or velocities).
 Mat3 edge_matrix(const ElasticBody& body, Index element, std::span<const double> values) {
   const auto nodes = body.element_nodes(element);
-  const Vec3 origin = node(values, nodes[0]);
-  return Mat3::from_columns(node(values, nodes[1]) - origin, node(values, nodes[2]) - origin,
-                            node(values, nodes[3]) - origin);
+  const Vec3 origin = node_position(values, nodes[0]);
+  return Mat3::from_columns(node_position(values, nodes[1]) - origin, node_position(values, nodes[2]) - origin,
+                            node_position(values, nodes[3]) - origin);
 }
 
 }  // namespace
@@ -65,10 +62,10 @@ LivelinessMetric::LivelinessMetric(const ElasticBody& body, std::vector<Index> r
   region_volume_.assign(representatives_.size(), 0.0);
   for (Index e = 0; e < body_.element_count() && !representatives_.empty(); ++e) {
     Vec3 centroid{0.0, 0.0, 0.0};
-    for (Index v : body_.element_nodes(e)) centroid = centroid + 0.25 * node(rest, v);
+    for (Index v : body_.element_nodes(e)) centroid = centroid + 0.25 * node_position(rest, v);
     double best = std::numeric_limits<double>::infinity();
     for (std::size_t r = 0; r < representatives_.size(); ++r) {
-      const Vec3 d = centroid - node(rest, representatives_[r]);
+      const Vec3 d = centroid - node_position(rest, representatives_[r]);
       const double distance = dot(d, d);
       if (distance < best) {
         best = distance;

@@ -9,6 +9,7 @@
 
 #include "linalg/csc_matrix.hpp"
 #include "linalg/dense_matrix.hpp"
+#include "linalg/generators.hpp"
 
 namespace cholsim::factor::testing {
 
@@ -86,6 +87,13 @@ inline std::vector<NamedMatrix> spd_test_matrices() {
   }
   add("grid_12x12", 144, grid);
   return out;
+}
+
+/// The elasticity matrix M + Δt²K of a cube of cells × cells × cells cells (3 DOFs a node).
+inline linalg::SymmetricCscMatrix elasticity_cube(Index cells) {
+  linalg::ElasticityBoxOptions box;
+  box.nx = box.ny = box.nz = cells;
+  return linalg::elasticity_matrix(box);
 }
 
 /// Dense symmetric matrix (both triangles) from lower storage.

@@ -81,38 +81,23 @@ struct Options {
   std::string json;
 };
 
-template <typename T>
-std::vector<T> parse_list(const std::string& what, const std::string& text) {
-  std::vector<T> values;
-  std::size_t begin = 0;
-  while (begin <= text.size()) {
-    const std::size_t end = std::min(text.find(',', begin), text.size());
-    values.push_back(static_cast<T>(cholsim::bench::parse_number(what, text.substr(begin, end - begin))));
-    begin = end + 1;
-  }
-  return values;
-}
-
 Options parse_options(int argc, char** argv) {
+  namespace bench = cholsim::bench;
   Options o;
-  for (int i = 1; i < argc; ++i) {
-    const std::string flag = argv[i];
-    if (cholsim::bench::is_help_flag(flag)) cholsim::bench::exit_with_usage(kUsage);
-    auto value = [&]() -> std::string {
-      if (i + 1 >= argc) throw std::invalid_argument(flag + " needs a value");
-      return argv[++i];
-    };
-    if (flag == "--box") o.boxes = parse_list<Index>(flag, value());
-    else if (flag == "--model") o.models.push_back(value());
-    else if (flag == "--threads") o.threads = static_cast<int>(cholsim::bench::parse_number(flag, value()));
-    else if (flag == "--repeat") o.repeat = cholsim::bench::parse_positive(flag, value());
-    else if (flag == "--gpu-min-flops") o.gpu_min_flops = parse_list<double>(flag, value());
-    else if (flag == "--refactor-fraction") o.refactor_fraction = cholsim::bench::parse_number(flag, value());
-    else if (flag == "--cusolver-boxes") o.cusolver_boxes = parse_list<Index>(flag, value());
+  for (bench::ArgumentCursor cursor(argc, argv); cursor.next();) {
+    const std::string& flag = cursor.flag();
+    if (bench::is_help_flag(flag)) bench::exit_with_usage(kUsage);
+    if (flag == "--box") o.boxes = bench::parse_list<Index>(cursor.value());
+    else if (flag == "--model") o.models.push_back(cursor.value());
+    else if (flag == "--threads") o.threads = static_cast<int>(bench::parse_number(flag, cursor.value()));
+    else if (flag == "--repeat") o.repeat = bench::parse_positive(flag, cursor.value());
+    else if (flag == "--gpu-min-flops") o.gpu_min_flops = bench::parse_list<double>(cursor.value());
+    else if (flag == "--refactor-fraction") o.refactor_fraction = bench::parse_number(flag, cursor.value());
+    else if (flag == "--cusolver-boxes") o.cusolver_boxes = bench::parse_list<Index>(cursor.value());
     else if (flag == "--no-cholmod") o.cholmod = false;
     else if (flag == "--no-cpu") o.cpu = false;
-    else if (flag == "--json") o.json = value();
-    else throw cholsim::bench::unknown_option(flag);
+    else if (flag == "--json") o.json = cursor.value();
+    else throw bench::unknown_option(flag);
   }
   return o;
 }
@@ -149,7 +134,8 @@ double timed_factorize(factor::Factor& l, const linalg::SymmetricCscMatrix& a, c
   return l.stats().seconds;
 }
 
-double cholmod_factor_seconds(const Problem& p, int threads) {
+// CHOLMOD calls OpenBLAS with the threads OpenBLAS has for the whole process.
+double cholmod_factor_seconds(const Problem& p) {
   cholsim::reference::CholmodMatrix matrix(p.a);
   const auto permutation = p.symbolic->permutation();
   std::vector<SuiteSparse_long> given(permutation.begin(), permutation.end());
@@ -159,7 +145,6 @@ double cholmod_factor_seconds(const Problem& p, int threads) {
   c->method[0].ordering = CHOLMOD_GIVEN;
   c->postorder = 1;
   c->supernodal = CHOLMOD_SUPERNODAL;
-  (void)threads;  // CHOLMOD's threads are OpenBLAS's, set for the whole process
   cholmod_factor* l = cholmod_l_analyze_p(&matrix.sparse, given.data(), nullptr, 0, c);
   if (l == nullptr) throw std::runtime_error("cholmod_l_analyze_p failed");
   const auto start = Clock::now();
@@ -282,7 +267,7 @@ nlohmann::ordered_json run_problem(const Problem& p, const Options& o) {
   if (o.cholmod) {
     progress(p.title + ": CHOLMOD...");
     std::vector<double> t;
-    for (int r = 0; r < o.repeat; ++r) t.push_back(cholmod_factor_seconds(p, o.threads));
+    for (int r = 0; r < o.repeat; ++r) t.push_back(cholmod_factor_seconds(p));
     cholmod_seconds = cholsim::bench::median(t);
     out["cholmod_seconds"] = cholmod_seconds;
   }

@@ -50,39 +50,29 @@ struct Options {
 };
 
 Options parse_options(int argc, char** argv) {
+  namespace bench = cholsim::bench;
   Options o;
-  for (int i = 1; i < argc; ++i) {
-    const std::string flag = argv[i];
-    if (cholsim::bench::is_help_flag(flag)) cholsim::bench::exit_with_usage(kUsage);
-    auto value = [&]() -> std::string {
-      if (i + 1 >= argc) throw std::invalid_argument(flag + " needs a value");
-      return argv[++i];
-    };
+  for (bench::ArgumentCursor cursor(argc, argv); cursor.next();) {
+    const std::string& flag = cursor.flag();
+    if (bench::is_help_flag(flag)) bench::exit_with_usage(kUsage);
     if (flag == "--scene") {
-      o.scene = value();
+      o.scene = cursor.value();
     } else if (flag == "--dynamic") {
-      o.dynamic.clear();
-      const std::string list = value();
-      std::size_t begin = 0;
-      while (begin <= list.size()) {
-        const std::size_t end = std::min(list.find(',', begin), list.size());
-        o.dynamic.push_back(static_cast<Index>(cholsim::bench::parse_number(flag, list.substr(begin, end - begin))));
-        begin = end + 1;
-      }
+      o.dynamic = bench::parse_list<Index>(cursor.value());
     } else if (flag == "--steps") {
-      o.steps = cholsim::bench::parse_positive(flag, value());
+      o.steps = bench::parse_positive(flag, cursor.value());
     } else if (flag == "--rounds") {
-      o.rounds = cholsim::bench::parse_positive(flag, value());
+      o.rounds = bench::parse_positive(flag, cursor.value());
     } else if (flag == "--warm-up") {
-      o.warm_up = static_cast<int>(cholsim::bench::parse_number(flag, value()));
+      o.warm_up = static_cast<int>(bench::parse_number(flag, cursor.value()));
     } else if (flag == "--threads") {
-      o.threads = static_cast<int>(cholsim::bench::parse_number(flag, value()));
+      o.threads = static_cast<int>(bench::parse_number(flag, cursor.value()));
     } else if (flag == "--resolution") {
-      o.resolution = cholsim::bench::parse_number(flag, value());
+      o.resolution = bench::parse_number(flag, cursor.value());
     } else if (flag == "--json") {
-      o.json = value();
+      o.json = cursor.value();
     } else {
-      throw cholsim::bench::unknown_option(flag);
+      throw bench::unknown_option(flag);
     }
   }
   return o;

@@ -22,12 +22,6 @@ namespace {
 
 using testing::relative_max_difference;
 
-linalg::SymmetricCscMatrix elasticity_box(Index cells) {
-  linalg::ElasticityBoxOptions box;
-  box.nx = box.ny = box.nz = cells;
-  return linalg::elasticity_matrix(box);
-}
-
 std::shared_ptr<const Symbolic> analyze_elasticity(const linalg::SymmetricCscMatrix& a) {
   AnalyzeOptions options;
   options.ordering = OrderingMethod::nested_dissection;
@@ -51,7 +45,7 @@ FactorOptions gpu_options(double min_supernode_flops) {
 }
 
 TEST(DeviceSplit, MarksExpensiveSupernodesAndAllTheirAncestors) {
-  const auto a = elasticity_box(6);
+  const auto a = testing::elasticity_cube(6);
   const auto symbolic = analyze_elasticity(a);
   double largest = 0.0;
   for (Index s = 0; s < symbolic->supernode_count(); ++s) largest = std::max(largest, symbolic->supernode_flops(s));
@@ -76,7 +70,7 @@ TEST(DeviceSplit, MarksExpensiveSupernodesAndAllTheirAncestors) {
 }
 
 TEST(DeviceSplit, APartialFactorizationStaysOnTheCpu) {
-  const auto a = elasticity_box(4);
+  const auto a = testing::elasticity_cube(4);
   AnalyzeOptions options;
   options.dofs_per_node = 3;
   options.schur_set = {0, 1, 2, 3, 4, 5};
@@ -89,7 +83,7 @@ TEST(GpuChoice, WithoutAGpuGpuIsAnErrorValueAndAutomaticUsesTheCpu) {
   std::string why_not;
   if (gpu_available(&why_not)) GTEST_SKIP() << "a GPU is present: the no-GPU behaviour is not observable here";
   EXPECT_FALSE(why_not.empty());
-  const auto a = elasticity_box(4);
+  const auto a = testing::elasticity_cube(4);
   Factor factor(analyze_elasticity(a));
   FactorOptions options;
   options.device = FactorDevice::gpu;
@@ -110,7 +104,7 @@ TEST(GpuChoice, WithoutAGpuGpuIsAnErrorValueAndAutomaticUsesTheCpu) {
 // everything on the device, the top only, and everything (threshold 0).
 TEST(GpuFactorization, EqualsTheCpuFactorForEverySplit) {
   REQUIRE_GPU();
-  const auto a = elasticity_box(12);
+  const auto a = testing::elasticity_cube(12);
   const auto symbolic = analyze_elasticity(a);
   Factor cpu(symbolic);
   ASSERT_TRUE(cpu.factorize(a).ok());
@@ -144,7 +138,7 @@ TEST(GpuFactorization, EqualsTheCpuFactorOnTheFactorTestMatrices) {
 
 TEST(GpuFactorization, RefactorizeOnTheGpuEqualsAFreshFactorization) {
   REQUIRE_GPU();
-  auto a = elasticity_box(10);
+  auto a = testing::elasticity_cube(10);
   const auto symbolic = analyze_elasticity(a);
   FactorOptions options = gpu_options(1e5);
   options.retain_update_blocks = true;
@@ -169,7 +163,7 @@ TEST(GpuFactorization, RefactorizeOnTheGpuEqualsAFreshFactorization) {
 
 TEST(GpuFactorization, ReportsTheSameFailingColumnAsTheCpu) {
   REQUIRE_GPU();
-  auto a = elasticity_box(8);
+  auto a = testing::elasticity_cube(8);
   const auto symbolic = analyze_elasticity(a);
   // A negative diagonal at the last eliminated column: its supernode is the root, on the GPU.
   const Index column = symbolic->permutation()[a.size() - 1];
@@ -187,7 +181,7 @@ TEST(GpuFactorization, ReportsTheSameFailingColumnAsTheCpu) {
 
 TEST(GpuFactorization, DeviceMemoryExhaustionIsAnErrorValueOrACpuFallback) {
   REQUIRE_GPU();
-  const auto a = elasticity_box(8);
+  const auto a = testing::elasticity_cube(8);
   const auto symbolic = analyze_elasticity(a);
   Factor cpu(symbolic);
   ASSERT_TRUE(cpu.factorize(a).ok());

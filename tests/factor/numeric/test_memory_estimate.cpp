@@ -14,12 +14,6 @@
 namespace cholsim::factor {
 namespace {
 
-linalg::SymmetricCscMatrix elasticity_box(Index cells) {
-  linalg::ElasticityBoxOptions box;
-  box.nx = box.ny = box.nz = cells;
-  return linalg::elasticity_matrix(box);
-}
-
 std::shared_ptr<const Symbolic> analyze_box(const linalg::SymmetricCscMatrix& a) {
   AnalyzeOptions options;
   options.dofs_per_node = 3;
@@ -55,7 +49,7 @@ TEST(MemoryEstimate, OneThreadPeakIsExactOnEveryShape) {
 }
 
 TEST(MemoryEstimate, OneThreadPeakIsExactWithRetainedBlocks) {
-  const linalg::SymmetricCscMatrix a = elasticity_box(6);
+  const linalg::SymmetricCscMatrix a = testing::elasticity_cube(6);
   const auto symbolic = analyze_box(a);
   for (const double min_flops : {0.0, 100.0}) {
     SCOPED_TRACE(min_flops);
@@ -66,7 +60,7 @@ TEST(MemoryEstimate, OneThreadPeakIsExactWithRetainedBlocks) {
 }
 
 TEST(MemoryEstimate, BoundHoldsForTheMeasuredTwoThreadPeak) {
-  const linalg::SymmetricCscMatrix a = elasticity_box(8);
+  const linalg::SymmetricCscMatrix a = testing::elasticity_cube(8);
   const auto symbolic = analyze_box(a);
   const MemoryEstimate estimate = estimate_factor_memory(*symbolic, {.threads = 2});
   for (int run = 0; run < 3; ++run) {
@@ -79,7 +73,7 @@ TEST(MemoryEstimate, BoundHoldsForTheMeasuredTwoThreadPeak) {
 }
 
 TEST(MemoryEstimate, SymbolicBytesCoverItsPerColumnArrays) {
-  const linalg::SymmetricCscMatrix a = elasticity_box(4);
+  const linalg::SymmetricCscMatrix a = testing::elasticity_cube(4);
   const auto symbolic = analyze_box(a);
   // At least the permutation and its inverse, and the row structure of every supernode.
   std::int64_t rows = 0;
