@@ -6,6 +6,7 @@
 #include "corot_command.hpp"
 #include "cloth_command.hpp"
 #include "conjac_command.hpp"
+#include "octree_command.hpp"
 #include "dynamics_command.hpp"
 #include "factor_command.hpp"
 #include "opsplit_command.hpp"
@@ -27,6 +28,7 @@ int main(int argc, char** argv) {
   add_pd_command(app, action);
   add_dynamics_command(app, action);
   add_conjac_command(app, action);
+  add_octree_command(app, action);
   add_cloth_command(app, action);
 
   try {

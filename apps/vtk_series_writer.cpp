@@ -53,9 +53,32 @@ void check_field(const VtkField& field, std::size_t count, const char* kind) {
   require_finite(field.values, field.components, what);
 }
 
-std::size_t nodes_per_cell(VtkCellShape shape) { return shape == VtkCellShape::triangle ? 3 : 4; }
+std::size_t nodes_per_cell(VtkCellShape shape) {
+  switch (shape) {
+    case VtkCellShape::triangle: return 3;
+    case VtkCellShape::tetrahedron: return 4;
+    case VtkCellShape::hexahedron: return 8;
+  }
+  return 4;
+}
 
-const char* cell_name(VtkCellShape shape) { return shape == VtkCellShape::triangle ? "triangle" : "tet"; }
+const char* cell_name(VtkCellShape shape) {
+  switch (shape) {
+    case VtkCellShape::triangle: return "triangle";
+    case VtkCellShape::tetrahedron: return "tet";
+    case VtkCellShape::hexahedron: return "hexahedron";
+  }
+  return "tet";
+}
+
+int vtk_cell_type(VtkCellShape shape) {
+  switch (shape) {
+    case VtkCellShape::triangle: return VTK_TRIANGLE;
+    case VtkCellShape::tetrahedron: return VTK_TETRA;
+    case VtkCellShape::hexahedron: return VTK_HEXAHEDRON;
+  }
+  return VTK_TETRA;
+}
 
 void check_cells(std::span<const Index> cells, VtkCellShape shape, Index point_count) {
   const std::size_t per_cell = nodes_per_cell(shape);
@@ -103,7 +126,7 @@ vtkSmartPointer<vtkUnstructuredGrid> build_grid(std::span<const double> position
 
   auto grid = vtkSmartPointer<vtkUnstructuredGrid>::New();
   grid->SetPoints(points);
-  grid->SetCells(shape == VtkCellShape::triangle ? VTK_TRIANGLE : VTK_TETRA, cells);
+  grid->SetCells(vtk_cell_type(shape), cells);
   return grid;
 }
 

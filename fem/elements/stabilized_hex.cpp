@@ -1,0 +1,275 @@
+// Stabilized one-point-quadrature hexahedron (seed 001 §4, Algorithm 1, §7.4, §8).
+// Conventions and notation: stabilized_hex.hpp.
+#include "fem/elements/stabilized_hex.hpp"
+
+#include <algorithm>
+#include <cstddef>
+#include <utility>
+
+#include "linalg/svd3.hpp"
+
+namespace cholsim::fem {
+namespace {
+
+using linalg::Mat3;
+using linalg::Vec3;
+
+/// s_a = 2ξ_a − (1,1,1): at the centre ∂N_a/∂ξ_k = ±½·½, so g_a = s_a / (4h) (§4.1.1).
+constexpr Vec3 corner_sign(int corner) {
+  return {(corner & 1) != 0 ? 1.0 : -1.0, (corner & 2) != 0 ? 1.0 : -1.0, (corner & 4) != 0 ? 1.0 : -1.0};
+}
+
+/// An edge of the cube along direction k, from the corner with ξ_k = 0 to the one with ξ_k = 1.
+struct HexEdge {
+  int from = 0;
+  int to = 0;
+  int direction = 0;
+};
+
+/// The 12 edges, 4 per direction: the quadrature points of the Laplacian part (§4.1.2, §7.4.2).
+constexpr std::array<HexEdge, 12> make_edges() {
+  std::array<HexEdge, 12> edges{};
+  std::size_t next = 0;
+  for (int k = 0; k < 3; ++k) {
+    for (int a = 0; a < 8; ++a) {
+      if ((a & (1 << k)) == 0) edges[next++] = {a, a | (1 << k), k};
+    }
+  }
+  return edges;
+}
+constexpr std::array<HexEdge, 12> kEdges = make_edges();
+// center_gradient sums edges 0–3, 4–7, 8–11 as the x, y, z directions.
+static_assert(kEdges[3].direction == 0 && kEdges[4].direction == 1 && kEdges[7].direction == 1 &&
+              kEdges[8].direction == 2);
+static_assert(kEdges[5].from == 1 && kEdges[5].to == 3);
+
+/// 2μV / 4h² = μh/2: the weight of the edge Laplacian (eq. 5 with the 4-edge rule, each
+/// quadrature point weighted ¼).
+double laplacian_weight(double h, const Lame& lame) { return 0.5 * lame.mu * h; }
+
+/// v_to − v_from on the 12 edges, in kEdges order: both the centre gradient and the edge
+/// Laplacian are sums of these, so a stiffness product forms them once.
+using EdgeDifferences = std::array<Vec3, 12>;
+
+template <std::size_t... E>
+EdgeDifferences edge_differences(const HexNodes& v, std::index_sequence<E...>) {
+  // Expanded at compile time so every corner index is a constant (no gathers in the hot loop).
+  return {(v[static_cast<std::size_t>(kEdges[E].to)] - v[static_cast<std::size_t>(kEdges[E].from)])...};
+}
+EdgeDifferences edge_differences(const HexNodes& v) { return edge_differences(v, std::make_index_sequence<12>{}); }
+
+/// Σ_a v_a g_aᵀ: column k is the mean over the 4 edges along k of (v_to − v_from) / h.
+Mat3 center_gradient(const EdgeDifferences& d, double h) {
+  const Vec3 along_x = (d[0] + d[1]) + (d[2] + d[3]);
+  const Vec3 along_y = (d[4] + d[5]) + (d[6] + d[7]);
+  const Vec3 along_z = (d[8] + d[9]) + (d[10] + d[11]);
+  return Mat3::from_columns(along_x, along_y, along_z) * (0.25 / h);
+}
+Mat3 center_gradient(const HexNodes& v, double h) { return center_gradient(edge_differences(v), h); }
+
+template <std::size_t... E>
+void add_edge_laplacian(const EdgeDifferences& d, double weight, HexNodes& out, std::index_sequence<E...>) {
+  ((out[static_cast<std::size_t>(kEdges[E].from)] -= weight * d[E],
+    out[static_cast<std::size_t>(kEdges[E].to)] += weight * d[E]),
+   ...);
+}
+/// out += weight · (graph Laplacian of the cube edges) · v, per component (eq. 4): each edge
+/// pulls its ends together, (L v)_from gains v_from − v_to = −d.
+void add_edge_laplacian(const EdgeDifferences& d, double weight, HexNodes& out) {
+  add_edge_laplacian(d, weight, out, std::make_index_sequence<12>{});
+}
+
+/// out_a += scale · M · s_a, i.e. (scale·4h)·[M G]_a: the nodal forces of a constant stress
+/// sampled at the centre (eq. 3 and its differential). Written out over the sign patterns
+/// s_a = (±1, ±1, ±1) because this runs once per element per CG iteration.
+void add_stress_times_gradients(const Mat3& stress, double scale, HexNodes& out) {
+  const Vec3 m0 = scale * stress.col(0), m1 = scale * stress.col(1), m2 = scale * stress.col(2);
+  const Vec3 sum01 = m0 + m1, difference01 = m0 - m1;
+  out[0] -= sum01 + m2;
+  out[1] += difference01 - m2;
+  out[2] -= difference01 + m2;
+  out[3] += sum01 - m2;
+  out[4] += m2 - sum01;
+  out[5] += difference01 + m2;
+  out[6] += m2 - difference01;
+  out[7] += sum01 + m2;
+}
+
+/// Ψ_aux = −2μ tr S + μ‖I‖² + (λ/2) tr²(S − I) from tr S = σ1 + σ2 + σ3 (§4.1).
+double auxiliary_energy_density(double trace_s, const Lame& lame) {
+  const double trace_strain = trace_s - 3.0;
+  return -2.0 * lame.mu * trace_s + 3.0 * lame.mu + 0.5 * lame.lambda * trace_strain * trace_strain;
+}
+
+/// κ = λ tr(S − I) − 2μ, the factor of P_aux = κ R.
+double auxiliary_stress_scale(double trace_s, const Lame& lame) {
+  return lame.lambda * (trace_s - 3.0) - 2.0 * lame.mu;
+}
+
+double sum(const Vec3& v) { return v.x + v.y + v.z; }
+
+/// R = U Vᵀ and tr S = Σσ of F from the rotation-variant SVD: for an inverted F the signed
+/// σ3 keeps R a rotation and makes P_aux the gradient of the same Ψ_aux.
+struct PolarParts {
+  Mat3 rotation;
+  double trace_s = 0.0;
+};
+PolarParts polar_parts(const Mat3& f) {
+  const linalg::Svd3 svd = linalg::svd3(f);
+  return {svd.u * transpose(svd.v), sum(svd.singular_values)};
+}
+
+/// V·(λ (rᵀg)² + (g × r)ᵀ L_aux (g × r)) for every row r of R: the aux part of the diagonal
+/// block of a node whose centre gradient is g (§7.4.1).
+Vec3 auxiliary_diagonal_block(const HexLinearization& lin, const Vec3& gradient, double volume, double lambda) {
+  const auto entry = [&](int i) {
+    const Vec3 r = lin.rotation.row(i);
+    const double stretch = dot(r, gradient);
+    const Vec3 twist = cross(gradient, r);
+    return volume * (lambda * stretch * stretch + dot(twist, lin.skew_stiffness * twist));
+  };
+  return {entry(0), entry(1), entry(2)};
+}
+
+template <std::size_t... E>
+double modified_laplacian_diagonal(const HangingNodeWeights& w, std::size_t b, std::index_sequence<E...>) {
+  // §7.4.2: ∂Ñ_b/∂ξ_k is constant along an edge along k and equals W_a1b − W_a0b there.
+  const auto squared_slope = [&](const HexEdge& edge) {
+    const double slope = w[static_cast<std::size_t>(edge.to)][b] - w[static_cast<std::size_t>(edge.from)][b];
+    return slope * slope;
+  };
+  return (squared_slope(kEdges[E]) + ...);
+}
+
+}  // namespace
+
+Vec3 hex_center_shape_gradient(int corner, double h) { return corner_sign(corner) * (0.25 / h); }
+
+Mat3 hex_center_deformation_gradient(const HexNodes& x, double h) { return center_gradient(x, h); }
+
+HexLinearization linearize_hex(const Mat3& f, const Lame& lame, bool definite) {
+  const linalg::Svd3 svd = linalg::svd3(f);
+  const Vec3& sigma = svd.singular_values;
+  HexLinearization lin;
+  lin.rotation = svd.u * transpose(svd.v);
+  lin.singular_values = sigma;
+  lin.aux_stress_scale = auxiliary_stress_scale(sum(sigma), lame);
+  lin.definite = definite;
+  // σ_j + σ_k ≥ 0 by svd3's convention (|σ3| ≤ σ2 ≤ σ1), but it vanishes when F is collapsed
+  // or inverted with σ3 = −σ2, where the exact ∂R/∂F is unbounded. Clamping the denominator
+  // keeps L_aux finite there (huge but finite for κ > 0; the definite clamp then caps a
+  // negative ℓ at −μ anyway).
+  const double denominator_floor = 1e-12 * std::max(1.0, sigma.x);
+  Vec3 eigenvalues;
+  for (int i = 0; i < 3; ++i) {
+    const double pair_sum = sigma[(i + 1) % 3] + sigma[(i + 2) % 3];  // tr Σ − σ_i without cancellation
+    eigenvalues[i] = lin.aux_stress_scale / std::max(pair_sum, denominator_floor);
+    // Algorithm 1 line 3: Ψ_Δ adds at least μ to every rotational eigenvalue (its quadrature
+    // dominates 2μV‖δF‖², whose skew part is 4μV‖axial‖²), so −μ is the most negative value
+    // that keeps the element matrix positive semidefinite.
+    if (definite) eigenvalues[i] = std::max(eigenvalues[i], -lame.mu);
+  }
+  lin.skew_stiffness = svd.v * Mat3::diagonal(eigenvalues) * transpose(svd.v);
+  return lin;
+}
+
+double hex_energy(const HexNodes& x, double h, const Lame& lame) {
+  const double volume = h * h * h;
+  const EdgeDifferences edges = edge_differences(x);
+  const double trace_s = polar_parts(center_gradient(edges, h)).trace_s;
+  double edge_sum = 0.0;
+  for (const Vec3& d : edges) edge_sum += squared_norm(d);
+  // E_Δ = V Σ_k ¼ Σ_{edges k} μ‖(x_to − x_from)/h‖² (§4.1.2).
+  return volume * auxiliary_energy_density(trace_s, lame) + lame.mu * volume / (4.0 * h * h) * edge_sum;
+}
+
+void add_hex_forces(const HexNodes& x, double h, const Lame& lame, HexNodes& forces) {
+  const double volume = h * h * h;
+  const EdgeDifferences edges = edge_differences(x);
+  const PolarParts polar = polar_parts(center_gradient(edges, h));
+  const double kappa = auxiliary_stress_scale(polar.trace_s, lame);
+  // eq. 3: f_aux,a = −V P_aux g_a = −V κ R s_a / (4h).
+  add_stress_times_gradients(polar.rotation, -volume * kappa * 0.25 / h, forces);
+  // eq. 4: f_Δ = −K̊_Δ x, K̊_Δ the scaled edge Laplacian.
+  add_edge_laplacian(edges, -laplacian_weight(h, lame), forces);
+}
+
+void add_hex_stiffness_product(const HexLinearization& lin, const HexNodes& dx, double h, const Lame& lame,
+                               HexNodes& product) {
+  const double volume = h * h * h;
+  const EdgeDifferences edges = edge_differences(dx);
+  const Mat3 rotated_gradient = transpose_times(lin.rotation, center_gradient(edges, h));  // Rᵀ δF
+  // Algorithm 1 DPAUXDEFINITEFIX in axial-vector form: with a = axial(RᵀδF),
+  // ε{L_aux(ε : skew(RᵀδF))} = [2 L_aux a]×, and the symmetric part contributes λ tr(RᵀδF) I.
+  const Vec3 axial = axial_vector(rotated_gradient);
+  Mat3 stress_differential = skew(2.0 * (lin.skew_stiffness * axial));
+  const double volumetric = lame.lambda * trace(rotated_gradient);
+  for (int i = 0; i < 3; ++i) stress_differential(i, i) += volumetric;
+  // −δf_aux,a = V δP_aux g_a with δP_aux = R δP̂.
+  add_stress_times_gradients(lin.rotation * stress_differential, volume * 0.25 / h, product);
+  add_edge_laplacian(edges, laplacian_weight(h, lame), product);
+}
+
+void add_hex_stiffness_diagonal(const HexLinearization& lin, const HangingNodeWeights& w, double h,
+                                const Lame& lame, HexNodes& diagonal) {
+  const double volume = h * h * h;
+  const double edge_weight = laplacian_weight(h, lame);
+  for (std::size_t b = 0; b < 8; ++b) {
+    // g̃_b = Σ_a W_ab g_a, the modified shape function's centre gradient (§7.4.1).
+    Vec3 modified_gradient;
+    for (std::size_t a = 0; a < 8; ++a) modified_gradient += w[a][b] * corner_sign(static_cast<int>(a));
+    modified_gradient *= 0.25 / h;
+    const double laplacian = modified_laplacian_diagonal(w, b, std::make_index_sequence<12>{});
+    const Vec3 block = auxiliary_diagonal_block(lin, modified_gradient, volume, lame.lambda);
+    diagonal[b] += block + Vec3{1.0, 1.0, 1.0} * (edge_weight * laplacian);
+  }
+}
+
+HexMatrix hex_stiffness_matrix(const HexLinearization& lin, double h, const Lame& lame) {
+  const double volume = h * h * h;
+  // p_ai = r_iᵀ g_a (stretch of δF = e_i g_aᵀ seen through R), q_ai = g_a × r_i (twice its axial vector).
+  std::array<double, 24> stretch{};
+  std::array<Vec3, 24> twist{};
+  std::array<Vec3, 24> twist_stiffness{};  // L_aux q_ai
+  for (int a = 0; a < 8; ++a) {
+    const Vec3 g = hex_center_shape_gradient(a, h);
+    for (int i = 0; i < 3; ++i) {
+      const auto row = static_cast<std::size_t>(3 * a + i);
+      const Vec3 r = lin.rotation.row(i);
+      stretch[row] = dot(r, g);
+      twist[row] = cross(g, r);
+      twist_stiffness[row] = lin.skew_stiffness * twist[row];
+    }
+  }
+  HexMatrix k{};
+  for (std::size_t row = 0; row < 24; ++row) {
+    for (std::size_t col = 0; col < 24; ++col) {
+      k[24 * row + col] = volume * (lame.lambda * stretch[row] * stretch[col] + dot(twist[row], twist_stiffness[col]));
+    }
+  }
+  // The Laplacian part (2μV / 4h²)·Lap ⊗ I₃: +w on both ends' diagonals, −w between them.
+  const double edge_weight = laplacian_weight(h, lame);
+  for (const HexEdge& edge : kEdges) {
+    for (std::size_t i = 0; i < 3; ++i) {
+      const std::size_t from = 3 * static_cast<std::size_t>(edge.from) + i;
+      const std::size_t to = 3 * static_cast<std::size_t>(edge.to) + i;
+      k[24 * from + from] += edge_weight;
+      k[24 * to + to] += edge_weight;
+      k[24 * from + to] -= edge_weight;
+      k[24 * to + from] -= edge_weight;
+    }
+  }
+  return k;
+}
+
+std::array<double, 8> trilinear_weights(const Vec3& xi) {
+  std::array<double, 8> weights{};
+  for (int a = 0; a < 8; ++a) {
+    double weight = 1.0;
+    for (int k = 0; k < 3; ++k) weight *= (a & (1 << k)) != 0 ? xi[k] : 1.0 - xi[k];
+    weights[static_cast<std::size_t>(a)] = weight;
+  }
+  return weights;
+}
+
+}  // namespace cholsim::fem

@@ -1,0 +1,240 @@
+#include "fem/octree/octree_elastic_operator.hpp"
+
+#include <numeric>
+#include <stdexcept>
+#include <string>
+
+namespace cholsim::fem::octree {
+
+using linalg::Index;
+using linalg::Mat3;
+using linalg::Vec3;
+
+namespace {
+
+Vec3 nodal_value(std::span<const double> values, Index node) {
+  const auto k = static_cast<std::size_t>(3 * node);
+  return {values[k], values[k + 1], values[k + 2]};
+}
+
+void add_nodal(std::span<double> values, Index node, const Vec3& v) {
+  const auto k = static_cast<std::size_t>(3 * node);
+  values[k] += v.x;
+  values[k + 1] += v.y;
+  values[k + 2] += v.z;
+}
+
+/// Wᵀ·K·W: an element matrix on the primary nodes carried to the conforming nodes (§3.2).
+HexMatrix conforming_matrix(const HexMatrix& k, const HangingNodeWeights& w) {
+  HexMatrix kw{};  // K·W
+  for (int r = 0; r < 24; ++r) {
+    for (int c = 0; c < 8; ++c) {
+      for (int j = 0; j < 3; ++j) {
+        double sum = 0.0;
+        for (int a = 0; a < 8; ++a) sum += k[24 * r + 3 * a + j] * w[a][c];
+        kw[24 * r + 3 * c + j] = sum;
+      }
+    }
+  }
+  HexMatrix result{};
+  for (int b = 0; b < 8; ++b) {
+    for (int i = 0; i < 3; ++i) {
+      for (int col = 0; col < 24; ++col) {
+        double sum = 0.0;
+        for (int a = 0; a < 8; ++a) sum += w[a][b] * kw[24 * (3 * a + i) + col];
+        result[24 * (3 * b + i) + col] = sum;
+      }
+    }
+  }
+  return result;
+}
+
+}  // namespace
+
+OctreeElasticOperator::OctreeElasticOperator(const OctreeMesh& mesh, std::vector<Lame> lame,
+                                             std::vector<double> nodal_mass, int threads)
+    : mesh_(&mesh), blocks_(mesh, threads), threads_(threads), lame_(std::move(lame)), mass_(std::move(nodal_mass)) {
+  if (lame_.size() != static_cast<std::size_t>(mesh.element_count()) ||
+      mass_.size() != static_cast<std::size_t>(mesh.node_count())) {
+    throw std::invalid_argument("OctreeElasticOperator: " + std::to_string(lame_.size()) + " Lamé pairs and " +
+                                std::to_string(mass_.size()) + " masses for " + std::to_string(mesh.element_count()) +
+                                " elements and " + std::to_string(mesh.node_count()) + " nodes");
+  }
+  const std::vector<Mat3> rest(static_cast<std::size_t>(mesh.element_count()), Mat3::identity());
+  linearize(rest);
+}
+
+void OctreeElasticOperator::linearize(std::span<const Mat3> deformation_gradients) {
+  linearization_.resize(lame_.size());
+  blocks_.run_own(threads_, [&](Index first, Index last) {
+    for (Index e = first; e < last; ++e) linearization_[e] = linearize_hex(deformation_gradients[e], lame_[e]);
+  });
+}
+
+void OctreeElasticOperator::scatter_owned(Index element, Index block, const HexNodes& values,
+                                          std::span<double> nodal) const {
+  const std::array<Index, 8>& nodes = mesh_->conforming_nodes[element];
+  if (mesh_->hanging[element] == 0) {  // W = I: most elements
+    for (int b = 0; b < 8; ++b) {
+      if (blocks_.owner(nodes[b]) == block) add_nodal(nodal, nodes[b], values[b]);
+    }
+    return;
+  }
+  const std::array<std::array<double, 8>, 8> w = mesh_->interpolation_matrix(element);
+  for (int b = 0; b < 8; ++b) {
+    if (blocks_.owner(nodes[b]) != block) continue;
+    Vec3 sum;
+    for (int a = 0; a < 8; ++a) sum += w[a][b] * values[a];
+    add_nodal(nodal, nodes[b], sum);
+  }
+}
+
+void OctreeElasticOperator::apply(std::span<const double> x, std::span<double> y) const {
+  // Masses first (every node once), then the elements add their K·x through Wᵀ (Algorithm 2).
+  linalg::parallel_chunks(mesh_->node_count(), threads_, [&](Index first, Index last) {
+    for (Index node = first; node < last; ++node) {
+      for (int i = 0; i < 3; ++i) y[3 * node + i] = mass_scale_ * mass_[node] * x[3 * node + i];
+    }
+  });
+  blocks_.run(threads_, [&](Index e, Index block) {
+    HexNodes dx;
+    mesh_->gather(e, x, dx);
+    HexNodes product{};
+    add_hex_stiffness_product(linearization_[e], dx, mesh_->element_size(e), lame_[e], product);
+    scatter_owned(e, block, product, y);
+  });
+  for (const EmbeddedSpring& spring : springs_) {  // few: serial
+    const EmbeddedPoint& p = points_[spring.point];
+    const Vec3 force = spring.stiffness * point_position(spring.point, x);
+    for (int b = 0; b < 8; ++b) add_nodal(y, mesh_->conforming_nodes[p.element][b], p.weights[b] * force);
+  }
+}
+
+std::vector<double> OctreeElasticOperator::diagonal() const {
+  std::vector<double> d(static_cast<std::size_t>(unknowns()));
+  for (Index node = 0; node < mesh_->node_count(); ++node) {
+    for (int i = 0; i < 3; ++i) d[3 * node + i] = mass_scale_ * mass_[node];
+  }
+  blocks_.run(threads_, [&](Index e, Index block) {
+    const std::array<Index, 8>& nodes = mesh_->conforming_nodes[e];
+    HexNodes element_diagonal{};
+    add_hex_stiffness_diagonal(linearization_[e], mesh_->interpolation_matrix(e), mesh_->element_size(e), lame_[e],
+                               element_diagonal);
+    for (int b = 0; b < 8; ++b) {
+      if (blocks_.owner(nodes[b]) == block) add_nodal(d, nodes[b], element_diagonal[b]);
+    }
+  });
+  for (const EmbeddedSpring& spring : springs_) {  // k·Ñ_b² (§8) per component
+    const EmbeddedPoint& p = points_[spring.point];
+    const Vec3 k{spring.stiffness(0, 0), spring.stiffness(1, 1), spring.stiffness(2, 2)};
+    for (int b = 0; b < 8; ++b) add_nodal(d, mesh_->conforming_nodes[p.element][b], p.weights[b] * p.weights[b] * k);
+  }
+  return d;
+}
+
+linalg::SymmetricCscMatrix OctreeElasticOperator::assemble() const {
+  if (!pattern_) {
+    std::vector<Index> element_nodes;
+    element_nodes.reserve(static_cast<std::size_t>(8 * mesh_->element_count()));
+    for (const std::array<Index, 8>& nodes : mesh_->conforming_nodes) element_nodes.insert(element_nodes.end(), nodes.begin(), nodes.end());
+    pattern_ = std::make_unique<linalg::AssemblyPattern>(mesh_->node_count(), 3, 8, element_nodes);
+  }
+  linalg::SymmetricCscMatrix a = pattern_->zero_matrix();
+  std::vector<double>& values = a.lower.values;
+  for (Index e = 0; e < mesh_->element_count(); ++e) {
+    HexMatrix k = hex_stiffness_matrix(linearization_[e], mesh_->element_size(e), lame_[e]);
+    if (mesh_->hanging[e] != 0) k = conforming_matrix(k, mesh_->interpolation_matrix(e));
+    pattern_->scatter_add(e, k.data(), values);  // symmetric: row- and column-major agree
+  }
+  // A spring couples the 8 conforming nodes of its element: (w wᵀ) ⊗ S lands in that element's blocks.
+  for (const EmbeddedSpring& spring : springs_) {
+    const EmbeddedPoint& p = points_[spring.point];
+    HexMatrix k{};
+    for (int b = 0; b < 8; ++b) {
+      for (int c = 0; c < 8; ++c) {
+        for (int i = 0; i < 3; ++i) {
+          for (int j = 0; j < 3; ++j) k[24 * (3 * b + i) + 3 * c + j] = p.weights[b] * p.weights[c] * spring.stiffness(i, j);
+        }
+      }
+    }
+    pattern_->scatter_add(p.element, k.data(), values);
+  }
+  for (Index node = 0; node < mesh_->node_count(); ++node) {
+    for (int i = 0; i < 3; ++i) values[a.lower.col_ptr[3 * node + i]] += mass_scale_ * mass_[node];  // the diagonal leads its column
+  }
+  return a;
+}
+
+void OctreeElasticOperator::deformation_gradients(std::span<const double> x, std::span<Mat3> f) const {
+  blocks_.run_own(threads_, [&](Index first, Index last) {
+    for (Index e = first; e < last; ++e) {
+      HexNodes corners;
+      mesh_->gather(e, x, corners);
+      f[e] = hex_center_deformation_gradient(corners, mesh_->element_size(e));
+    }
+  });
+}
+
+void OctreeElasticOperator::add_elastic_forces(std::span<const double> x, std::span<double> forces) const {
+  blocks_.run(threads_, [&](Index e, Index block) {
+    HexNodes corners;
+    mesh_->gather(e, x, corners);
+    HexNodes element_forces{};
+    add_hex_forces(corners, mesh_->element_size(e), lame_[e], element_forces);
+    scatter_owned(e, block, element_forces, forces);
+  });
+}
+
+double OctreeElasticOperator::elastic_energy(std::span<const double> x) const {
+  // Per element, then summed in a fixed order: the same total for any thread count.
+  std::vector<double> energy(static_cast<std::size_t>(mesh_->element_count()));
+  blocks_.run_own(threads_, [&](Index first, Index last) {
+    for (Index e = first; e < last; ++e) {
+      HexNodes corners;
+      mesh_->gather(e, x, corners);
+      energy[e] = hex_energy(corners, mesh_->element_size(e), lame_[e]);
+    }
+  });
+  return std::accumulate(energy.begin(), energy.end(), 0.0);
+}
+
+Vec3 OctreeElasticOperator::point_position(Index p, std::span<const double> x) const {
+  const EmbeddedPoint& point = points_[p];
+  Vec3 position;
+  for (int b = 0; b < 8; ++b) position += point.weights[b] * nodal_value(x, mesh_->conforming_nodes[point.element][b]);
+  return position;
+}
+
+double OctreeElasticOperator::add_spring_forces(std::span<const double> x, std::span<double> forces) const {
+  double energy = 0.0;
+  for (const EmbeddedSpring& spring : springs_) {
+    const EmbeddedPoint& p = points_[spring.point];
+    const Vec3 stretch = point_position(spring.point, x) - spring.target;
+    const Vec3 force = -(spring.stiffness * stretch);
+    energy -= 0.5 * linalg::dot(stretch, force);
+    for (int b = 0; b < 8; ++b) add_nodal(forces, mesh_->conforming_nodes[p.element][b], p.weights[b] * force);
+  }
+  return energy;
+}
+
+std::size_t OctreeElasticOperator::memory_bytes() const {
+  return blocks_.memory_bytes() + (pattern_ ? pattern_->bytes() : 0) + lame_.capacity() * sizeof(Lame) + mass_.capacity() * sizeof(double) +
+         linearization_.capacity() * sizeof(HexLinearization) + points_.capacity() * sizeof(EmbeddedPoint) +
+         springs_.capacity() * sizeof(EmbeddedSpring);
+}
+
+std::vector<double> lumped_masses(const OctreeMesh& mesh, double density) {
+  std::vector<double> mass(static_cast<std::size_t>(mesh.node_count()), 0.0);
+  std::vector<double> nodal(3 * mass.size(), 0.0);
+  for (Index e = 0; e < mesh.element_count(); ++e) {
+    const double h = mesh.element_size(e);
+    const double share = density * h * h * h / 8.0;
+    HexNodes corners;
+    corners.fill(Vec3{share, 0.0, 0.0});
+    mesh.scatter_add(e, corners, nodal);
+  }
+  for (std::size_t node = 0; node < mass.size(); ++node) mass[node] = nodal[3 * node];
+  return mass;
+}
+
+}  // namespace cholsim::fem::octree

@@ -1,0 +1,103 @@
+#pragma once
+// The linear system of one Newton step on one octree level, matrix-free (seed 001 §4.2, §7.3,
+// §7.4, §8):  A = M/Δt² + K(F) + Σ springs,
+// with K the corotated stiffness of the stabilized one-point hexahedra (definiteness-fixed,
+// Algorithm 1) summed over elements through the hanging-node interpolation W (§3.2), M the
+// lumped masses, and zero-rest-length springs at embedded points (bone attachments, contact).
+// The same class serves every multigrid level: a coarse level is re-discretized from the
+// averaged Lamé parameters and deformation gradients (§7.3), never Galerkin-multiplied.
+#include <array>
+#include <cstddef>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "fem/elements/stabilized_hex.hpp"
+#include "fem/octree/element_blocks.hpp"
+#include "fem/octree/linear_octree.hpp"
+#include "linalg/assembly_pattern.hpp"
+#include "linalg/csc_matrix.hpp"
+#include "linalg/small_matrix.hpp"
+
+namespace cholsim::fem::octree {
+
+/// A point of the body held where it is embedded: the element of a level that contains it
+/// and its weights w.r.t. that element's conforming nodes (Ñ_b(ξ), §8).
+struct EmbeddedPoint {
+  linalg::Index element = 0;
+  std::array<double, 8> weights{};
+};
+
+/// A zero-rest-length spring at an embedded point (§8): force −S·(x_p − target) with
+/// S = k·I for a bone attachment, k_n·nnᵀ + k_t·(I − nnᵀ) for a frictional contact.
+struct EmbeddedSpring {
+  linalg::Index point = 0;  ///< into the level's embedded points
+  linalg::Mat3 stiffness;
+  linalg::Vec3 target;
+};
+
+class OctreeElasticOperator {
+ public:
+  /// `lame` per element and `nodal_mass` per node of `mesh`, which must outlive the operator.
+  OctreeElasticOperator(const OctreeMesh& mesh, std::vector<Lame> lame, std::vector<double> nodal_mass,
+                        int threads);
+
+  /// 1/Δt² for backward Euler, 0 for a quasistatic solve.
+  void set_mass_scale(double scale) { mass_scale_ = scale; }
+  /// The embedded points springs refer to (fixed for a run), and the springs of this step.
+  void set_embedded_points(std::vector<EmbeddedPoint> points) { points_ = std::move(points); }
+  void set_springs(std::span<const EmbeddedSpring> springs) { springs_.assign(springs.begin(), springs.end()); }
+  /// The linearization at one deformation gradient per element (§4.2).
+  void linearize(std::span<const linalg::Mat3> deformation_gradients);
+
+  /// y = A·x (3 values per node).
+  void apply(std::span<const double> x, std::span<double> y) const;
+  /// diag(A): the elements' §7.4 diagonals, masses and springs.
+  [[nodiscard]] std::vector<double> diagonal() const;
+  /// A assembled (lower triangle): the coarsest level's matrix for the direct solve, the
+  /// `direct` solver, and the tests' oracle. The pattern (every pair of an element's
+  /// conforming nodes) is built on the first call and kept, so the factorization sees one
+  /// pattern for a whole run (DESIGN.md "Assembly is pattern-stable").
+  [[nodiscard]] linalg::SymmetricCscMatrix assemble() const;
+
+  /// F at every element centre for nodal positions x (3 per node) (§4.1.1).
+  void deformation_gradients(std::span<const double> x, std::span<linalg::Mat3> f) const;
+  /// forces += the elastic forces at positions x (§4.1).
+  void add_elastic_forces(std::span<const double> x, std::span<double> forces) const;
+  /// The elastic energy at positions x (§4.1).
+  [[nodiscard]] double elastic_energy(std::span<const double> x) const;
+  /// forces += the springs' forces at positions x; returns their energy.
+  double add_spring_forces(std::span<const double> x, std::span<double> forces) const;
+  /// The position of embedded point p for nodal values x.
+  [[nodiscard]] linalg::Vec3 point_position(linalg::Index p, std::span<const double> x) const;
+
+  [[nodiscard]] const OctreeMesh& mesh() const { return *mesh_; }
+  [[nodiscard]] linalg::Index unknowns() const { return 3 * mesh_->node_count(); }
+  [[nodiscard]] std::span<const Lame> lame() const { return lame_; }
+  [[nodiscard]] std::span<const double> nodal_mass() const { return mass_; }
+  [[nodiscard]] std::span<const EmbeddedPoint> embedded_points() const { return points_; }
+  [[nodiscard]] const ElementBlocks& blocks() const { return blocks_; }
+  [[nodiscard]] int threads() const { return threads_; }
+  [[nodiscard]] std::size_t memory_bytes() const;
+
+ private:
+  /// f̃_b += Σ_a W_ab values_a for the conforming nodes of `element` owned by `block`.
+  void scatter_owned(linalg::Index element, linalg::Index block, const HexNodes& values, std::span<double> nodal) const;
+
+  const OctreeMesh* mesh_;
+  ElementBlocks blocks_;
+  int threads_;
+  std::vector<Lame> lame_;
+  std::vector<double> mass_;
+  double mass_scale_ = 0.0;
+  std::vector<HexLinearization> linearization_;
+  std::vector<EmbeddedPoint> points_;
+  std::vector<EmbeddedSpring> springs_;
+  mutable std::unique_ptr<linalg::AssemblyPattern> pattern_;  ///< made by the first assemble()
+};
+
+/// Lumped masses: density·h³ of every element split over its 8 primary nodes and carried to
+/// the conforming nodes by Wᵀ (§3.2), so a hanging corner's share goes where it is interpolated from.
+std::vector<double> lumped_masses(const OctreeMesh& mesh, double density);
+
+}  // namespace cholsim::fem::octree

@@ -1,0 +1,275 @@
+#include "fem/octree/octree_flesh.hpp"
+
+#include <cmath>
+#include <stdexcept>
+
+#include "linalg/polar_decomposition.hpp"
+#include "linalg/vector_norms.hpp"
+#include "solvers/cg/conjugate_gradient.hpp"
+
+namespace cholsim::fem::octree {
+
+using linalg::Index;
+using linalg::Mat3;
+using linalg::Vec3;
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+double euclidean_norm(std::span<const double> v) {
+  double sum = 0.0;
+  for (const double value : v) sum += value * value;
+  return std::sqrt(sum);
+}
+
+}  // namespace
+
+OctreeLinearSolver parse_octree_solver(const std::string& name) {
+  if (name == "mgpcg") return OctreeLinearSolver::mgpcg;
+  if (name == "mg") return OctreeLinearSolver::mg;
+  if (name == "cg") return OctreeLinearSolver::cg;
+  if (name == "direct") return OctreeLinearSolver::direct;
+  throw std::invalid_argument("unknown octree solver '" + name + "'; expected mgpcg, mg, cg or direct");
+}
+
+const char* to_string(OctreeLinearSolver solver) {
+  switch (solver) {
+    case OctreeLinearSolver::mgpcg: return "mgpcg";
+    case OctreeLinearSolver::mg: return "mg";
+    case OctreeLinearSolver::cg: return "cg";
+    case OctreeLinearSolver::direct: return "direct";
+  }
+  return "?";
+}
+
+Lame lame_parameters(double young_modulus, double poisson_ratio) {
+  const double mu = young_modulus / (2.0 * (1.0 + poisson_ratio));
+  const double lambda = young_modulus * poisson_ratio / ((1.0 + poisson_ratio) * (1.0 - 2.0 * poisson_ratio));
+  return {mu, lambda};
+}
+
+OctreeFlesh::OctreeFlesh(const BalancedOctree& tree, std::vector<Vec3> bone_points, std::vector<Vec3> surface_points,
+                         const OctreeFleshOptions& options)
+    : options_(options), bone_count_(static_cast<Index>(bone_points.size())) {
+  if (!(options.time_step > 0.0) || options.max_newton_steps < 1 || options.max_solver_iterations < 1) {
+    throw std::invalid_argument("octree flesh: the time step, Newton steps and solver iterations must be positive");
+  }
+  options_.levels.threads = options.threads;
+  const Lame lame = lame_parameters(options.young_modulus, options.poisson_ratio);
+  hierarchy_ = std::make_unique<OctreeHierarchy>(tree, lame, options.density, options_.levels);
+  std::vector<Vec3> points = std::move(bone_points);
+  points.insert(points.end(), surface_points.begin(), surface_points.end());
+  hierarchy_->embed_points(points);
+  const OctreeMesh& finest = mesh();
+  rest_.resize(static_cast<std::size_t>(3 * finest.node_count()));
+  for (Index node = 0; node < finest.node_count(); ++node) {
+    const Vec3 p = finest.node_position(node);
+    rest_[3 * node] = p.x;
+    rest_[3 * node + 1] = p.y;
+    rest_[3 * node + 2] = p.z;
+  }
+  x_ = rest_;
+  v_.assign(rest_.size(), 0.0);
+  anchors_.resize(surface_points.size());
+  in_contact_.assign(surface_points.size(), 0);
+  deformation_gradients_.resize(static_cast<std::size_t>(finest.element_count()));
+  const double stiffness_scale = options.young_modulus * finest.cell_size;
+  bone_stiffness_ = options.bone_stiffness > 0.0 ? options.bone_stiffness : 1e2 * stiffness_scale;
+  contact_stiffness_ = options.contact_stiffness > 0.0 ? options.contact_stiffness : 1e2 * stiffness_scale;
+}
+
+OctreeFlesh::~OctreeFlesh() = default;
+
+std::vector<EmbeddedSpring> OctreeFlesh::springs_at(std::span<const double> x, double time,
+                                                   std::span<const Vec3> bone_targets) {
+  std::vector<EmbeddedSpring> springs;
+  const Mat3 bone_stiffness = bone_stiffness_ * Mat3::identity();
+  for (Index p = 0; p < bone_count_; ++p) springs.push_back({p, bone_stiffness, bone_targets[p]});
+  if (obstacles_.empty()) return springs;
+  const OctreeElasticOperator& op = hierarchy_->op(0);
+  const double tangential = options_.tangential_ratio * contact_stiffness_;
+  for (std::size_t s = 0; s < anchors_.size(); ++s) {
+    const Index point = bone_count_ + static_cast<Index>(s);
+    const Vec3 p = op.point_position(point, x);
+    const ObstacleProximity near = nearest_obstacle(obstacles_, p, time);
+    if (!(near.distance < 0.0)) continue;
+    // §8: a zero-rest-length spring, stiff along the normal to the surface point q, softer
+    // along the surface towards the anchor where contact began (friction), the tangential
+    // pull capped by Coulomb's bound μ·|normal force|.
+    const Mat3 normal_part = linalg::outer(near.normal, near.normal);
+    const Vec3 q = p - near.distance * near.normal;
+    Vec3 slip = in_contact_[s] ? anchors_[s] - q : Vec3{};
+    slip -= linalg::dot(slip, near.normal) * near.normal;
+    const double limit = options_.friction * contact_stiffness_ * -near.distance;
+    const double pull = tangential * linalg::norm(slip);
+    if (pull > limit) slip = (limit / pull) * slip;
+    springs.push_back({point, contact_stiffness_ * normal_part + tangential * (Mat3::identity() - normal_part), q + slip});
+  }
+  return springs;
+}
+
+void OctreeFlesh::update_contact_anchors(double time) {
+  const OctreeElasticOperator& op = hierarchy_->op(0);
+  std::vector<char> touching(anchors_.size(), 0);
+  for (const EmbeddedSpring& spring : springs_) {
+    if (spring.point < bone_count_) continue;
+    const auto s = static_cast<std::size_t>(spring.point - bone_count_);
+    const Vec3 p = op.point_position(spring.point, x_);
+    if (nearest_obstacle(obstacles_, p, time).distance < 0.0) {
+      anchors_[s] = spring.target;  // the capped anchor: a sliding point drags it along
+      touching[s] = 1;
+    }
+  }
+  in_contact_ = std::move(touching);
+}
+
+double OctreeFlesh::residual(std::span<const double> x, std::span<const double> predicted, std::span<double> g) {
+  const double mass_scale = 1.0 / (options_.time_step * options_.time_step);
+  const OctreeElasticOperator& op = hierarchy_->op(0);
+  const std::span<const double> mass = op.nodal_mass();
+  std::vector<double> forces(x.size(), 0.0);
+  op.add_elastic_forces(x, forces);
+  op.add_spring_forces(x, forces);
+  for (std::size_t k = 0; k < x.size(); ++k) g[k] = mass_scale * mass[k / 3] * (x[k] - predicted[k]) - forces[k];
+  return euclidean_norm(g);
+}
+
+int OctreeFlesh::solve(std::span<const double> rhs, std::span<double> dx, double& relative_residual) {
+  std::fill(dx.begin(), dx.end(), 0.0);
+  OctreeElasticOperator& op = hierarchy_->op(0);
+  switch (options_.solver) {
+    case OctreeLinearSolver::mgpcg:
+    case OctreeLinearSolver::mg: {
+      solvers::MultigridSolveOptions solve_options;
+      solve_options.relative_tolerance = options_.solver_tolerance;
+      solve_options.max_iterations = options_.max_solver_iterations;
+      const solvers::MultigridSolveResult result =
+          options_.solver == OctreeLinearSolver::mgpcg
+              ? solvers::multigrid_pcg(hierarchy_->cycle(), rhs, dx, solve_options)
+              : solvers::multigrid_iterations(hierarchy_->cycle(), rhs, dx, solve_options);
+      relative_residual = result.relative_residual;
+      return result.iterations;
+    }
+    case OctreeLinearSolver::cg: {
+      solvers::ConjugateGradientOptions cg_options;
+      cg_options.relative_tolerance = options_.solver_tolerance;
+      cg_options.max_iterations = options_.max_solver_iterations;
+      const auto identity = [](std::span<const double> r, std::span<double> z) { std::copy(r.begin(), r.end(), z.begin()); };
+      const solvers::ConjugateGradientResult result = solvers::conjugate_gradient(
+          [&op](std::span<const double> v, std::span<double> y) { op.apply(v, y); }, identity, rhs, dx, cg_options);
+      relative_residual = result.relative_residual;
+      return static_cast<int>(result.iterations);
+    }
+    case OctreeLinearSolver::direct: {
+      const linalg::SymmetricCscMatrix a = op.assemble();
+      if (direct_) {
+        direct_->refactor(a);
+      } else {
+        direct_ = std::make_unique<solvers::DirectCoarseSolver>(a, options_.threads, 3);
+      }
+      direct_->solve(rhs, dx);
+      relative_residual = 0.0;
+      return 1;
+    }
+  }
+  return 0;
+}
+
+const OctreeFrameStats& OctreeFlesh::step(double time, std::span<const Vec3> bone_targets) {
+  if (bone_targets.size() != static_cast<std::size_t>(bone_count_)) {
+    throw std::invalid_argument("octree flesh: " + std::to_string(bone_targets.size()) + " bone targets for " +
+                                std::to_string(bone_count_) + " bone points");
+  }
+  const Clock::time_point start = Clock::now();
+  stats_ = {};
+  const double dt = options_.time_step;
+  const double end_time = time + dt;
+  const std::size_t n = x_.size();
+  std::vector<double> predicted(n), x(n), g(n), rhs(n), dx(n);
+  for (std::size_t k = 0; k < n; ++k) {
+    predicted[k] = x_[k] + dt * v_[k] + dt * dt * options_.gravity[static_cast<int>(k % 3)];
+    x[k] = x_[k] + dt * v_[k];
+  }
+  double scale = 0.0;
+  for (int newton = 0;; ++newton) {
+    springs_ = springs_at(x, end_time, bone_targets);
+    hierarchy_->op(0).set_springs(springs_);
+    const double norm = residual(x, predicted, g);
+    if (newton == 0) {
+      stats_.initial_residual = norm;
+      scale = norm;
+    }
+    stats_.final_residual = norm;
+    if (!std::isfinite(norm)) throw std::runtime_error("octree flesh: the residual is not finite at Newton step " + std::to_string(newton));
+    if (norm <= options_.newton_tolerance * scale || newton == options_.max_newton_steps) break;
+    const Clock::time_point solve_start = Clock::now();
+    hierarchy_->op(0).deformation_gradients(x, deformation_gradients_);
+    const double mass_scale = 1.0 / (dt * dt);
+    if (options_.solver == OctreeLinearSolver::mgpcg || options_.solver == OctreeLinearSolver::mg) {
+      hierarchy_->prepare(deformation_gradients_, springs_, mass_scale);
+    } else {
+      OctreeElasticOperator& op = hierarchy_->op(0);
+      op.linearize(deformation_gradients_);
+      op.set_mass_scale(mass_scale);
+    }
+    for (std::size_t k = 0; k < n; ++k) rhs[k] = -g[k];
+    stats_.solver_iterations += solve(rhs, dx, stats_.last_linear_residual);
+    stats_.solve_seconds += seconds_since(solve_start);
+    for (std::size_t k = 0; k < n; ++k) x[k] += dx[k];
+    ++stats_.newton_steps;
+  }
+  for (std::size_t k = 0; k < n; ++k) {
+    v_[k] = (x[k] - x_[k]) / dt;
+    x_[k] = x[k];
+  }
+  update_contact_anchors(end_time);
+  for (const char touching : in_contact_) stats_.contacts += touching;
+  stats_.seconds = seconds_since(start);
+  return stats_;
+}
+
+std::vector<double> OctreeFlesh::surface_positions() const {
+  const OctreeElasticOperator& op = hierarchy_->op(0);
+  std::vector<double> positions;
+  positions.reserve(3 * anchors_.size());
+  for (std::size_t s = 0; s < anchors_.size(); ++s) {
+    const Vec3 p = op.point_position(bone_count_ + static_cast<Index>(s), x_);
+    positions.push_back(p.x);
+    positions.push_back(p.y);
+    positions.push_back(p.z);
+  }
+  return positions;
+}
+
+std::vector<double> OctreeFlesh::element_strain() const {
+  std::vector<Mat3> f(static_cast<std::size_t>(mesh().element_count()));
+  hierarchy_->op(0).deformation_gradients(x_, f);
+  std::vector<double> strain(f.size());
+  for (std::size_t e = 0; e < f.size(); ++e) strain[e] = linalg::frobenius_norm(f[e] - linalg::polar_rotation(f[e]));
+  return strain;
+}
+
+double OctreeFlesh::elastic_energy() const { return hierarchy_->op(0).elastic_energy(x_); }
+
+double OctreeFlesh::kinetic_energy() const {
+  const std::span<const double> mass = hierarchy_->op(0).nodal_mass();
+  double energy = 0.0;
+  for (std::size_t k = 0; k < v_.size(); ++k) energy += 0.5 * mass[k / 3] * v_[k] * v_[k];
+  return energy;
+}
+
+std::size_t OctreeFlesh::memory_bytes() const {
+  const std::size_t vectors = (rest_.capacity() + x_.capacity() + v_.capacity()) * sizeof(double) +
+                              deformation_gradients_.capacity() * sizeof(Mat3) +
+                              springs_.capacity() * sizeof(EmbeddedSpring) + anchors_.capacity() * sizeof(Vec3);
+  // The step's five work vectors of 3 values per node.
+  return hierarchy_->memory_bytes() + vectors + 5 * x_.size() * sizeof(double) +
+         (direct_ ? direct_->factor_bytes() : 0);
+}
+
+}  // namespace cholsim::fem::octree

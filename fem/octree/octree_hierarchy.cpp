@@ -1,0 +1,179 @@
+#include "fem/octree/octree_hierarchy.hpp"
+
+#include <stdexcept>
+#include <string>
+
+namespace cholsim::fem::octree {
+
+using linalg::Index;
+using linalg::Mat3;
+using linalg::Vec3;
+
+struct OctreeHierarchy::Level {
+  OctreeMesh mesh;
+  std::unique_ptr<OctreeElasticOperator> op;
+  OctreeTransfer to_coarser;                 ///< empty on the coarsest level
+  std::vector<Index> coarse_element_of;      ///< this level's elements → the next level's
+  std::vector<Mat3> deformation_gradients;   ///< per element, this Newton step's
+};
+
+namespace {
+
+double volume_ratio(const OctreeMesh& fine, Index fine_element, const OctreeMesh& coarse, Index coarse_element) {
+  const double ratio = fine.element_size(fine_element) / coarse.element_size(coarse_element);
+  return ratio * ratio * ratio;
+}
+
+/// Masses of a coarse level: the fine masses restricted with the transfer's weights (§7.3).
+std::vector<double> restrict_masses(const OctreeTransfer& transfer, const OctreeMesh& coarse,
+                                    std::span<const double> fine_mass, int threads) {
+  std::vector<double> fine(3 * fine_mass.size(), 0.0);
+  for (std::size_t node = 0; node < fine_mass.size(); ++node) fine[3 * node] = fine_mass[node];
+  std::vector<double> restricted(static_cast<std::size_t>(3 * coarse.node_count()));
+  transfer.restrict_to(coarse, fine, restricted, threads);
+  std::vector<double> mass(static_cast<std::size_t>(coarse.node_count()));
+  for (std::size_t node = 0; node < mass.size(); ++node) mass[node] = restricted[3 * node];
+  return mass;
+}
+
+}  // namespace
+
+std::vector<Lame> coarsen_lame(const OctreeMesh& fine, std::span<const Lame> fine_lame, const OctreeMesh& coarse,
+                               std::span<const Index> coarse_element_of) {
+  std::vector<Lame> lame(static_cast<std::size_t>(coarse.element_count()));
+  for (Index e = 0; e < fine.element_count(); ++e) {
+    const Index c = coarse_element_of[e];
+    const double share = volume_ratio(fine, e, coarse, c);
+    lame[c].mu += share * fine_lame[e].mu;
+    lame[c].lambda += share * fine_lame[e].lambda;
+  }
+  return lame;
+}
+
+void coarsen_deformation_gradients(const OctreeMesh& fine, std::span<const Mat3> fine_f, const OctreeMesh& coarse,
+                                   std::span<const Index> coarse_element_of, std::span<Mat3> coarse_f) {
+  std::vector<double> weight(static_cast<std::size_t>(coarse.element_count()), 0.0);
+  for (Mat3& f : coarse_f) f = Mat3{};
+  for (Index e = 0; e < fine.element_count(); ++e) {
+    const Index c = coarse_element_of[e];
+    const double share = volume_ratio(fine, e, coarse, c);
+    coarse_f[c] += share * fine_f[e];
+    weight[c] += share;
+  }
+  for (Index c = 0; c < coarse.element_count(); ++c) coarse_f[c] = (1.0 / weight[c]) * coarse_f[c];
+}
+
+OctreeHierarchy::OctreeHierarchy(const BalancedOctree& tree, const Lame& lame, double density,
+                                 const OctreeLevelsOptions& options)
+    : direct_coarsest_(options.direct_coarsest), threads_(options.threads) {
+  auto finest = std::make_unique<Level>();
+  finest->mesh = make_octree_mesh(tree, 0);
+  std::vector<Lame> finest_lame(static_cast<std::size_t>(finest->mesh.element_count()), lame);
+  finest->op = std::make_unique<OctreeElasticOperator>(finest->mesh, std::move(finest_lame),
+                                                       lumped_masses(finest->mesh, density), threads_);
+  levels_.push_back(std::move(finest));
+  while (level_count() < options.max_levels && levels_.back()->mesh.node_count() > options.coarsest_nodes) {
+    Level& fine = *levels_.back();
+    auto coarse = std::make_unique<Level>();
+    coarse->mesh = make_octree_mesh(tree, level_count());
+    if (coarse->mesh.node_count() >= fine.mesh.node_count()) break;  // nothing left to coarsen
+    fine.to_coarser = make_transfer(fine.mesh, coarse->mesh);
+    fine.coarse_element_of = coarse_elements_of(fine.mesh, coarse->mesh);
+    coarse->op = std::make_unique<OctreeElasticOperator>(
+        coarse->mesh, coarsen_lame(fine.mesh, fine.op->lame(), coarse->mesh, fine.coarse_element_of),
+        restrict_masses(fine.to_coarser, coarse->mesh, fine.op->nodal_mass(), threads_), threads_);
+    levels_.push_back(std::move(coarse));
+  }
+  for (auto& level : levels_) {
+    level->deformation_gradients.assign(static_cast<std::size_t>(level->mesh.element_count()), Mat3::identity());
+  }
+  build_cycle(options);
+}
+
+OctreeHierarchy::~OctreeHierarchy() = default;
+
+const OctreeMesh& OctreeHierarchy::mesh(int level) const { return levels_[level]->mesh; }
+OctreeElasticOperator& OctreeHierarchy::op(int level) { return *levels_[level]->op; }
+const OctreeElasticOperator& OctreeHierarchy::op(int level) const { return *levels_[level]->op; }
+
+void OctreeHierarchy::build_cycle(const OctreeLevelsOptions& options) {
+  std::vector<solvers::MultigridLevel> cycle_levels;
+  for (int l = 0; l < level_count(); ++l) {
+    Level* level = levels_[l].get();
+    solvers::MultigridLevel entry;
+    entry.unknowns = level->op->unknowns();
+    entry.apply = [op = level->op.get()](std::span<const double> x, std::span<double> y) { op->apply(x, y); };
+    entry.diagonal = level->op->diagonal();
+    if (l + 1 < level_count()) {
+      const OctreeMesh* coarse = &levels_[l + 1]->mesh;
+      const int threads = threads_;
+      entry.restrict_to_coarser = [level, coarse, threads](std::span<const double> fine, std::span<double> coarse_values) {
+        level->to_coarser.restrict_to(*coarse, fine, coarse_values, threads);
+      };
+      entry.prolong_from_coarser = [level, coarse, threads](std::span<const double> coarse_values, std::span<double> fine) {
+        level->to_coarser.prolong(*coarse, coarse_values, fine, threads);
+      };
+    }
+    cycle_levels.push_back(std::move(entry));
+  }
+  cycle_ = std::make_unique<solvers::VCycle>(std::move(cycle_levels), options.cycle);
+}
+
+void OctreeHierarchy::embed_points(std::span<const Vec3> rest_points) {
+  for (auto& level : levels_) {
+    std::vector<EmbeddedPoint> points;
+    points.reserve(rest_points.size());
+    for (std::size_t p = 0; p < rest_points.size(); ++p) {
+      const std::optional<ElementPoint> where = locate_point(level->mesh, rest_points[p]);
+      if (!where) {
+        throw std::invalid_argument("embedded point " + std::to_string(p) + " at (" + std::to_string(rest_points[p].x) +
+                                    ", " + std::to_string(rest_points[p].y) + ", " + std::to_string(rest_points[p].z) +
+                                    ") lies outside the octree");
+      }
+      points.push_back({where->element, conforming_weights(level->mesh, *where)});
+    }
+    level->op->set_embedded_points(std::move(points));
+  }
+}
+
+void OctreeHierarchy::prepare(std::span<const Mat3> finest_deformation_gradients,
+                              std::span<const EmbeddedSpring> springs, double mass_scale) {
+  Level& finest = *levels_.front();
+  std::copy(finest_deformation_gradients.begin(), finest_deformation_gradients.end(),
+            finest.deformation_gradients.begin());
+  for (int l = 0; l < level_count(); ++l) {
+    Level& level = *levels_[l];
+    if (l > 0) {
+      const Level& fine = *levels_[l - 1];
+      coarsen_deformation_gradients(fine.mesh, fine.deformation_gradients, level.mesh, fine.coarse_element_of,
+                                    level.deformation_gradients);
+    }
+    level.op->linearize(level.deformation_gradients);
+    level.op->set_springs(springs);
+    level.op->set_mass_scale(mass_scale);
+    cycle_->level(l).diagonal = level.op->diagonal();
+  }
+  if (!direct_coarsest_) return;
+  const linalg::SymmetricCscMatrix coarsest = levels_.back()->op->assemble();
+  if (coarse_solver_) {
+    coarse_solver_->refactor(coarsest);
+  } else {
+    coarse_solver_ = std::make_unique<solvers::DirectCoarseSolver>(coarsest, threads_, 3);
+    cycle_->set_coarse_solver([solver = coarse_solver_.get()](std::span<const double> b, std::span<double> x) {
+      solver->solve(b, x);
+    });
+  }
+}
+
+std::size_t OctreeHierarchy::memory_bytes() const {
+  std::size_t bytes = cycle_->memory_bytes() + coarsest_factor_bytes();
+  for (const auto& level : levels_) {
+    bytes += level->mesh.memory_bytes() + level->op->memory_bytes() + level->to_coarser.memory_bytes() +
+             level->coarse_element_of.capacity() * sizeof(Index) + level->deformation_gradients.capacity() * sizeof(Mat3);
+  }
+  return bytes;
+}
+
+std::size_t OctreeHierarchy::coarsest_factor_bytes() const { return coarse_solver_ ? coarse_solver_->factor_bytes() : 0; }
+
+}  // namespace cholsim::fem::octree

@@ -1,0 +1,77 @@
+#pragma once
+// The multigrid hierarchy of seed 001 §7 on an octree: level l is the mesh of the balanced tree
+// coarsened to elements of at least 2^l finest cells (§7.1, the domain grows), with transfers
+// whose restriction is exactly the prolongation's transpose (§7.2), re-discretized operators
+// from averaged Lamé parameters, restricted masses and averaged deformation gradients (§7.3),
+// matrix-free diagonals (§7.4) for the Jacobi smoother, and — cholsim's own twist — the
+// coarsest level solved exactly by the supernodal Cholesky factorization, analysed once and
+// refactorized at every Newton step, instead of 16 Jacobi sweeps.
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "fem/octree/octree_elastic_operator.hpp"
+#include "solvers/multigrid/direct_coarse_solver.hpp"
+#include "solvers/multigrid/multigrid_solve.hpp"
+#include "solvers/multigrid/v_cycle.hpp"
+
+namespace cholsim::fem::octree {
+
+struct OctreeLevelsOptions {
+  int max_levels = 7;                ///< §10.4 uses 7
+  linalg::Index coarsest_nodes = 3000;  ///< stop coarsening once a level has no more nodes than this
+  bool direct_coarsest = true;       ///< false: the paper's damped-Jacobi sweeps on the coarsest level
+  solvers::VCycleOptions cycle;
+  int threads = 0;
+};
+
+class OctreeHierarchy {
+ public:
+  /// Builds the levels of `tree` for a homogeneous body of the given Lamé parameters and
+  /// density (coarse levels average them with zeros for missing children, §7.3).
+  OctreeHierarchy(const BalancedOctree& tree, const Lame& lame, double density, const OctreeLevelsOptions& options);
+  ~OctreeHierarchy();
+  OctreeHierarchy(const OctreeHierarchy&) = delete;
+  OctreeHierarchy& operator=(const OctreeHierarchy&) = delete;
+
+  [[nodiscard]] int level_count() const { return static_cast<int>(levels_.size()); }
+  [[nodiscard]] const OctreeMesh& mesh(int level) const;
+  [[nodiscard]] OctreeElasticOperator& op(int level);
+  [[nodiscard]] const OctreeElasticOperator& op(int level) const;
+
+  /// Embeds points given at rest (world) on every level, once per run; springs refer to them
+  /// by index. Throws std::invalid_argument naming the first point outside the body.
+  void embed_points(std::span<const linalg::Vec3> rest_points);
+  /// Readies every level for one Newton step: the finest deformation gradients averaged down
+  /// (§7.3), every level linearized with the same springs and mass scale, the smoother
+  /// diagonals recomputed (§7.4) and the coarsest level refactorized.
+  void prepare(std::span<const linalg::Mat3> finest_deformation_gradients, std::span<const EmbeddedSpring> springs,
+               double mass_scale);
+  [[nodiscard]] solvers::VCycle& cycle() { return *cycle_; }
+
+  [[nodiscard]] std::size_t memory_bytes() const;
+  /// Bytes of the coarsest level's Cholesky factor (0 when it is smoothed instead).
+  [[nodiscard]] std::size_t coarsest_factor_bytes() const;
+
+ private:
+  struct Level;
+  void build_cycle(const OctreeLevelsOptions& options);
+
+  std::vector<std::unique_ptr<Level>> levels_;
+  std::unique_ptr<solvers::VCycle> cycle_;
+  std::unique_ptr<solvers::DirectCoarseSolver> coarse_solver_;
+  bool direct_coarsest_ = true;
+  int threads_ = 0;
+};
+
+/// Lamé parameters of a coarse level (§7.3): each coarse element gets the volume-weighted sum
+/// of the fine elements it contains, a missing child counting as zero.
+std::vector<Lame> coarsen_lame(const OctreeMesh& fine, std::span<const Lame> fine_lame, const OctreeMesh& coarse,
+                               std::span<const linalg::Index> coarse_element_of);
+/// Deformation gradients of a coarse level (§7.3, Algorithm 4): the average over the fine
+/// elements present in each coarse element (volume-weighted where their sizes differ).
+void coarsen_deformation_gradients(const OctreeMesh& fine, std::span<const linalg::Mat3> fine_f,
+                                   const OctreeMesh& coarse, std::span<const linalg::Index> coarse_element_of,
+                                   std::span<linalg::Mat3> coarse_f);
+
+}  // namespace cholsim::fem::octree

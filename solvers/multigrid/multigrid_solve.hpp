@@ -1,0 +1,48 @@
+#pragma once
+// The two multigrid solvers seed 001 §10.4 compares (Fig. 14, 15), on a VCycle's finest level:
+//  * MGPCG (§7): CG preconditioned by one V-cycle per iteration;
+//  * MG: V-cycles as a stationary iteration x ← x + M⁻¹(b − A·x);
+// and the V-cycle's convergence factor, the number that says whether a hierarchy (transfers,
+// coarse operators, damping) is working.
+#include <span>
+#include <vector>
+
+#include "solvers/multigrid/v_cycle.hpp"
+
+namespace cholsim::solvers {
+
+struct MultigridSolveOptions {
+  /// Stop when ‖b − A·x‖₂ ≤ relative_tolerance·‖b‖₂.
+  double relative_tolerance = 1e-6;
+  /// V-cycles at most (seed 001 §10.2 caps MGPCG at 3 per Newton step, 20 for the spike).
+  int max_iterations = 100;
+};
+
+struct MultigridSolveResult {
+  int iterations = 0;             ///< V-cycles applied
+  double relative_residual = 0;   ///< ‖b − A·x‖/‖b‖ at exit
+  bool converged = false;
+  /// ‖b − A·x‖/‖b‖ before the first iteration (entry 0) and after each (entry k), for
+  /// convergence plots like §10.4's Fig. 14. For MGPCG, the CG recurrence's residual.
+  std::vector<double> residual_history;
+};
+
+/// Solves level(0)'s A·x = b by MGPCG from the given x (a warm start). Throws
+/// std::invalid_argument on sizes, std::logic_error for an unsymmetric cycle (pre_sweeps !=
+/// post_sweeps), and std::runtime_error when rᵀM⁻¹r or pᵀAp is not positive (an operator or
+/// cycle that is not SPD: too large a damping, or R ≠ Pᵀ), naming the iteration.
+MultigridSolveResult multigrid_pcg(VCycle& cycle, std::span<const double> b, std::span<double> x,
+                                   const MultigridSolveOptions& options);
+
+/// Solves level(0)'s A·x = b by repeated V-cycles x ← x + M⁻¹(b − A·x) from the given x.
+MultigridSolveResult multigrid_iterations(VCycle& cycle, std::span<const double> b, std::span<double> x,
+                                          const MultigridSolveOptions& options);
+
+/// The V-cycle's convergence factor as a stationary iteration: the A-norm spectral radius of
+/// the error propagation E = I − M⁻¹A, by power iteration e ← E·e from a random start
+/// (seeded), reported as the geometric mean of ‖e_{k+1}‖_A/‖e_k‖_A over the last
+/// iterations/4 steps (at least 1). E is A-self-adjoint for a symmetric cycle, so the ratios
+/// grow monotonically towards the factor; a small `iterations` underestimates it.
+double vcycle_convergence_factor(VCycle& cycle, int iterations = 20, unsigned seed = 1);
+
+}  // namespace cholsim::solvers

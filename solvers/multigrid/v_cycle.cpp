@@ -1,0 +1,180 @@
+#include "solvers/multigrid/v_cycle.hpp"
+
+#include <stdexcept>
+#include <string>
+
+#include "linalg/parallel_loops.hpp"
+
+namespace cholsim::solvers {
+
+namespace {
+
+using linalg::Index;
+
+[[noreturn]] void bad_level(int level_index, const std::string& what) {
+  throw std::invalid_argument("multigrid level " + std::to_string(level_index) + ": " + what);
+}
+
+std::size_t size_of(Index unknowns) { return static_cast<std::size_t>(unknowns); }
+
+// y ← b − y (y held A·x): the residual in place of the product.
+void residual_in_place(std::span<const double> b, std::span<double> y, int threads) {
+  linalg::parallel_chunks(static_cast<Index>(y.size()), threads, [&](Index begin, Index end) {
+    for (auto i = size_of(begin); i < size_of(end); ++i) y[i] = b[i] - y[i];
+  });
+}
+
+// x ← x + correction.
+void add_to(std::span<double> x, std::span<const double> correction, int threads) {
+  linalg::parallel_chunks(static_cast<Index>(x.size()), threads, [&](Index begin, Index end) {
+    for (auto i = size_of(begin); i < size_of(end); ++i) x[i] += correction[i];
+  });
+}
+
+}  // namespace
+
+VCycle::VCycle(std::vector<MultigridLevel> levels, VCycleOptions options)
+    : levels_(std::move(levels)), options_(options) {
+  if (levels_.empty()) throw std::invalid_argument("VCycle: no levels");
+  if (options_.pre_sweeps < 0 || options_.post_sweeps < 0 || options_.coarse_jacobi_sweeps < 1) {
+    throw std::invalid_argument("VCycle: sweeps must be ≥ 0 (≥ 1 on the coarsest level)");
+  }
+  if (!(options_.damping > 0.0)) throw std::invalid_argument("VCycle: damping must be positive");
+  check_levels();
+  work_.resize(levels_.size());
+  for (std::size_t l = 0; l < levels_.size(); ++l) {
+    const std::size_t n = size_of(levels_[l].unknowns);
+    work_[l].scratch.assign(n, 0.0);
+    if (l > 0) {
+      work_[l].rhs.assign(n, 0.0);
+      work_[l].solution.assign(n, 0.0);
+    }
+  }
+  iterate_residual_.assign(size_of(levels_[0].unknowns), 0.0);
+  iterate_correction_.assign(size_of(levels_[0].unknowns), 0.0);
+}
+
+void VCycle::check_levels() const {
+  for (int l = 0; l < level_count(); ++l) {
+    const MultigridLevel& level = levels_[static_cast<std::size_t>(l)];
+    const bool coarsest = l + 1 == level_count();
+    if (level.unknowns <= 0) bad_level(l, "has no unknowns");
+    if (!level.apply) bad_level(l, "has no operator (apply)");
+    if (!coarsest && (!level.restrict_to_coarser || !level.prolong_from_coarser)) {
+      bad_level(l, "lacks restrict_to_coarser or prolong_from_coarser (every level but the coarsest needs both)");
+    }
+    if (!coarsest) check_smoother_data(options_.smoother, level, l);
+  }
+  // The coarsest level's smoother data is needed only for its Jacobi sweeps: a hierarchy
+  // meant for a direct coarse solve may leave it out (solve_coarsest checks before sweeping).
+  const MultigridLevel& coarsest = levels_.back();
+  if (!coarse_solver_ && has_smoother_data(options_.smoother, coarsest)) {
+    check_smoother_data(options_.smoother, coarsest, level_count() - 1);
+  }
+}
+
+void VCycle::set_coarse_solver(CoarseSolver solve) {
+  coarse_solver_ = std::move(solve);
+  if (!coarse_solver_) check_smoother_data(options_.smoother, levels_.back(), level_count() - 1);
+}
+
+MultigridLevel& VCycle::level(int l) { return levels_.at(static_cast<std::size_t>(l)); }
+const MultigridLevel& VCycle::level(int l) const { return levels_.at(static_cast<std::size_t>(l)); }
+
+void VCycle::require_size(std::span<const double> v, const char* name) const {
+  if (v.size() != size_of(levels_[0].unknowns)) {
+    throw std::invalid_argument(std::string("VCycle: ") + name + " has " + std::to_string(v.size()) +
+                                " entries, the finest level " + std::to_string(levels_[0].unknowns));
+  }
+}
+
+void VCycle::apply(std::span<const double> r, std::span<double> z) {
+  require_size(r, "r");
+  require_size(z, "z");
+  cycle(0, r, z);
+}
+
+void VCycle::iterate(std::span<const double> b, std::span<double> x) {
+  require_size(b, "b");
+  require_size(x, "x");
+  levels_[0].apply(x, iterate_residual_);
+  residual_in_place(b, iterate_residual_, options_.threads);
+  cycle(0, iterate_residual_, iterate_correction_);
+  add_to(x, iterate_correction_, options_.threads);
+}
+
+Preconditioner VCycle::as_preconditioner() {
+  if (options_.pre_sweeps != options_.post_sweeps) {
+    throw std::logic_error("VCycle: pre_sweeps (" + std::to_string(options_.pre_sweeps) + ") != post_sweeps (" +
+                           std::to_string(options_.post_sweeps) +
+                           "): the cycle is not symmetric and cannot precondition CG (seed 001 §7)");
+  }
+  return [this](std::span<const double> r, std::span<double> z) { apply(r, z); };
+}
+
+// x = M_l⁻¹·b from x = 0. The post-smoother repeats the pre-smoother's sweeps in reverse
+// order; Jacobi sweeps are all alike (B symmetric), so the reverse order is the same loop and
+// the cycle is its own adjoint (seed 001 §7, Tatebe 1993).
+void VCycle::cycle(int l, std::span<const double> b, std::span<double> x) {
+  if (l + 1 == level_count()) {
+    solve_coarsest(b, x);
+    return;
+  }
+  MultigridLevel& level = levels_[static_cast<std::size_t>(l)];
+  LevelWork& coarse = work_[static_cast<std::size_t>(l) + 1];
+  const std::span<double> scratch = work_[static_cast<std::size_t>(l)].scratch;
+  smooth_from_zero(l, b, x, options_.pre_sweeps);
+  if (options_.pre_sweeps > 0) {
+    level.apply(x, scratch);
+    residual_in_place(b, scratch, options_.threads);
+    level.restrict_to_coarser(scratch, coarse.rhs);
+  } else {
+    level.restrict_to_coarser(b, coarse.rhs);  // x = 0: the residual is b
+  }
+  cycle(l + 1, coarse.rhs, coarse.solution);
+  level.prolong_from_coarser(coarse.solution, scratch);
+  add_to(x, scratch, options_.threads);
+  smooth(l, b, x, options_.post_sweeps);
+}
+
+void VCycle::solve_coarsest(std::span<const double> b, std::span<double> x) {
+  if (coarse_solver_) {
+    coarse_solver_(b, x);
+    return;
+  }
+  if (!has_smoother_data(options_.smoother, levels_.back())) {
+    throw std::logic_error("VCycle: the coarsest level (" + std::to_string(level_count() - 1) +
+                           ") has no smoother data for its Jacobi sweeps and no coarse solver is set");
+  }
+  smooth_from_zero(level_count() - 1, b, x, options_.coarse_jacobi_sweeps);  // §10.4
+}
+
+void VCycle::smooth_from_zero(int l, std::span<const double> b, std::span<double> x, int sweeps) {
+  const MultigridLevel& level = levels_[static_cast<std::size_t>(l)];
+  if (sweeps == 0) {
+    linalg::parallel_chunks(level.unknowns, options_.threads, [&](Index begin, Index end) {
+      for (auto i = size_of(begin); i < size_of(end); ++i) x[i] = 0.0;
+    });
+    return;
+  }
+  jacobi_from_zero(options_.smoother, level, options_.damping, b, x, options_.threads);
+  smooth(l, b, x, sweeps - 1);
+}
+
+void VCycle::smooth(int l, std::span<const double> b, std::span<double> x, int sweeps) {
+  const MultigridLevel& level = levels_[static_cast<std::size_t>(l)];
+  const std::span<double> a_times_x = work_[static_cast<std::size_t>(l)].scratch;
+  for (int sweep = 0; sweep < sweeps; ++sweep) {
+    level.apply(x, a_times_x);
+    jacobi_correction(options_.smoother, level, options_.damping, b, a_times_x, x, options_.threads);
+  }
+}
+
+std::size_t VCycle::memory_bytes() const {
+  std::size_t values = iterate_residual_.capacity() + iterate_correction_.capacity();
+  for (const LevelWork& work : work_) values += work.rhs.capacity() + work.solution.capacity() + work.scratch.capacity();
+  for (const MultigridLevel& level : levels_) values += level.diagonal.capacity() + level.block_diagonal.capacity();
+  return values * sizeof(double);
+}
+
+}  // namespace cholsim::solvers

@@ -1,0 +1,105 @@
+#pragma once
+// The geometric multigrid V-cycle of seed 001 §7, written against MultigridLevel callbacks:
+// one pre- and one post-smoothing damped-Jacobi sweep per level, restriction = prolongationᵀ,
+// re-discretized coarse operators (supplied by the caller), and the coarsest level solved by
+// damped-Jacobi sweeps (§10.4: 16) or by an installed exact solver (DirectCoarseSolver).
+//
+//   VCycle cycle(std::move(levels), {.damping = 0.857});
+//   DirectCoarseSolver coarse(coarsest_matrix);           // optional
+//   cycle.set_coarse_solver([&](auto b, auto x) { coarse.solve(b, x); });
+//   multigrid_pcg(cycle, b, x, {});                        // multigrid_solve.hpp
+//
+// Symmetry (§7, Tatebe 1993): with pre_sweeps == post_sweeps, a symmetric smoother, R = Pᵀ
+// and a symmetric coarse solve, z = M⁻¹·r from z = 0 is a symmetric linear operator; it is
+// positive definite when the smoother converges in the A-norm (damping·λmax(B⁻¹A) < 2), and
+// then it preconditions CG.
+#include <cstddef>
+#include <functional>
+#include <span>
+#include <vector>
+
+#include "solvers/cg/conjugate_gradient.hpp"
+#include "solvers/multigrid/jacobi_smoother.hpp"
+#include "solvers/multigrid/multigrid_level.hpp"
+
+namespace cholsim::solvers {
+
+struct VCycleOptions {
+  Smoother smoother = Smoother::damped_jacobi;
+  /// ω of x ← x + ω·B⁻¹(b − A·x). Seed 001 §7 uses 0.3 for its elasticity; §10.4's cube test
+  /// 0.857 (≈ 6/7, the classical optimum of the 7-point Laplacian's Jacobi smoothing).
+  double damping = 0.3;
+  /// Sweeps before and after the coarse correction (§7: one each). Equal counts keep the
+  /// cycle symmetric; as_preconditioner() and multigrid_pcg refuse unequal ones.
+  int pre_sweeps = 1;
+  int post_sweeps = 1;
+  /// Smoother sweeps from zero on the coarsest level when no coarse solver is installed
+  /// (§10.4: 16).
+  int coarse_jacobi_sweeps = 16;
+  /// Threads of the smoothing and vector loops (linalg::parallel_chunks; 0: all hardware
+  /// threads). The levels' callbacks choose their own.
+  int threads = 0;
+};
+
+/// z = coarse A⁻¹·b (or an approximation that is symmetric positive definite).
+using CoarseSolver = std::function<void(std::span<const double> b, std::span<double> x)>;
+
+class VCycle {
+ public:
+  /// Takes the hierarchy, finest first. Throws std::invalid_argument naming the level when
+  /// a level lacks an operator, its transfers (all but the coarsest) or the smoother's data,
+  /// or the data is not positive. The coarsest level may omit the smoother's data when a
+  /// coarse solver will be set; apply() throws std::logic_error if neither is there.
+  VCycle(std::vector<MultigridLevel> levels, VCycleOptions options);
+
+  /// Installs the coarsest level's solver (e.g. DirectCoarseSolver::solve); an empty function
+  /// restores the default, options().coarse_jacobi_sweeps smoother sweeps from zero.
+  void set_coarse_solver(CoarseSolver solve);
+  [[nodiscard]] bool has_coarse_solver() const { return static_cast<bool>(coarse_solver_); }
+
+  /// z = M⁻¹·r: one V-cycle for A·z = r from z = 0. Allocates nothing (the coarse solver's
+  /// own work aside). r and z must not overlap.
+  void apply(std::span<const double> r, std::span<double> z);
+  /// One V-cycle as a stationary iteration, x ← x + M⁻¹·(b − A·x): seed 001 §10.4's "MG".
+  void iterate(std::span<const double> b, std::span<double> x);
+  /// apply() as a CG preconditioner. The function refers to this cycle, which must outlive
+  /// it and not move. Throws std::logic_error when pre_sweeps != post_sweeps (not symmetric).
+  Preconditioner as_preconditioner();
+
+  /// A level, for updating values in place between cycles (a Newton step's new diagonal or
+  /// operator). Sizes must stay; call check_levels() after changing them.
+  MultigridLevel& level(int l);
+  [[nodiscard]] const MultigridLevel& level(int l) const;
+  [[nodiscard]] int level_count() const { return static_cast<int>(levels_.size()); }
+  [[nodiscard]] const VCycleOptions& options() const { return options_; }
+
+  /// The constructor's checks, again: after the levels were changed in place.
+  void check_levels() const;
+
+  /// Bytes held by the work vectors and the levels' smoother arrays (not by the callbacks).
+  [[nodiscard]] std::size_t memory_bytes() const;
+
+ private:
+  // The work vectors of one level. On level 0 the right-hand side and solution are the
+  // caller's spans; coarser levels own theirs.
+  struct LevelWork {
+    std::vector<double> rhs;
+    std::vector<double> solution;
+    std::vector<double> scratch;  // A·x, then the residual, then the prolonged correction
+  };
+
+  void cycle(int l, std::span<const double> b, std::span<double> x);
+  void solve_coarsest(std::span<const double> b, std::span<double> x);
+  void smooth_from_zero(int l, std::span<const double> b, std::span<double> x, int sweeps);
+  void smooth(int l, std::span<const double> b, std::span<double> x, int sweeps);
+  void require_size(std::span<const double> v, const char* name) const;
+
+  std::vector<MultigridLevel> levels_;
+  VCycleOptions options_;
+  CoarseSolver coarse_solver_;
+  std::vector<LevelWork> work_;
+  std::vector<double> iterate_residual_;    // b − A·x of iterate()
+  std::vector<double> iterate_correction_;  // M⁻¹ of it
+};
+
+}  // namespace cholsim::solvers
