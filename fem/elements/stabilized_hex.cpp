@@ -183,15 +183,27 @@ double hex_energy(const HexNodes& x, double h, const Lame& lame) {
   return volume * auxiliary_energy_density(trace_s, lame) + lame.mu * volume / (4.0 * h * h) * edge_sum;
 }
 
-void add_hex_forces(const HexNodes& x, double h, const Lame& lame, HexNodes& forces) {
+namespace {
+
+void add_forces(const EdgeDifferences& edges, const Mat3& rotation, double kappa, double h, const Lame& lame,
+                HexNodes& forces) {
   const double volume = h * h * h;
-  const EdgeDifferences edges = edge_differences(x);
-  const PolarParts polar = polar_parts(center_gradient(edges, h));
-  const double kappa = auxiliary_stress_scale(polar.trace_s, lame);
   // eq. 3: f_aux,a = −V P_aux g_a = −V κ R s_a / (4h).
-  add_stress_times_gradients(polar.rotation, -volume * kappa * 0.25 / h, forces);
+  add_stress_times_gradients(rotation, -volume * kappa * 0.25 / h, forces);
   // eq. 4: f_Δ = −K̊_Δ x, K̊_Δ the scaled edge Laplacian.
   add_edge_laplacian(edges, -laplacian_weight(h, lame), forces);
+}
+
+}  // namespace
+
+void add_hex_forces(const HexNodes& x, double h, const Lame& lame, HexNodes& forces) {
+  const EdgeDifferences edges = edge_differences(x);
+  const PolarParts polar = polar_parts(center_gradient(edges, h));
+  add_forces(edges, polar.rotation, auxiliary_stress_scale(polar.trace_s, lame), h, lame, forces);
+}
+
+void add_hex_forces(const HexNodes& x, const HexLinearization& lin, double h, const Lame& lame, HexNodes& forces) {
+  add_forces(edge_differences(x), lin.rotation, lin.aux_stress_scale, h, lame, forces);
 }
 
 void add_hex_stiffness_product(const HexLinearization& lin, const HexNodes& dx, double h, const Lame& lame,

@@ -70,6 +70,9 @@ double hex_energy(const HexNodes& x, double h, const Lame& lame);
 /// forces += −∂E/∂x_a: −V·P_aux(F)·g_a (eq. 3) minus the edge Laplacian of x times
 /// 2μV / 4h² (eq. 4–5, the matrix is never formed).
 void add_hex_forces(const HexNodes& x, double h, const Lame& lame, HexNodes& forces);
+/// The same forces from the linearization at these x's centre gradient (its R and κ), so a
+/// Newton step that needs both pays for one SVD per element.
+void add_hex_forces(const HexNodes& x, const HexLinearization& lin, double h, const Lame& lame, HexNodes& forces);
 
 /// product += K·dx at the linearization `lin` (definiteness-fixed when lin.definite, exact
 /// otherwise): V·δP_aux(δF)·g_a with δF = Σ_a dx_a g_aᵀ and δP_aux by Algorithm 1

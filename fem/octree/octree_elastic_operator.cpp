@@ -65,9 +65,23 @@ OctreeElasticOperator::OctreeElasticOperator(const OctreeMesh& mesh, std::vector
 }
 
 void OctreeElasticOperator::linearize(std::span<const Mat3> deformation_gradients) {
+  deformation_gradients_.assign(deformation_gradients.begin(), deformation_gradients.end());
   linearization_.resize(lame_.size());
   blocks_.run_own(threads_, [&](Index first, Index last) {
-    for (Index e = first; e < last; ++e) linearization_[e] = linearize_hex(deformation_gradients[e], lame_[e]);
+    for (Index e = first; e < last; ++e) linearization_[e] = linearize_hex(deformation_gradients_[e], lame_[e]);
+  });
+}
+
+void OctreeElasticOperator::linearize_at(std::span<const double> x) {
+  deformation_gradients_.resize(lame_.size());
+  linearization_.resize(lame_.size());
+  blocks_.run_own(threads_, [&](Index first, Index last) {
+    for (Index e = first; e < last; ++e) {
+      HexNodes corners;
+      mesh_->gather(e, x, corners);
+      deformation_gradients_[e] = hex_center_deformation_gradient(corners, mesh_->element_size(e));
+      linearization_[e] = linearize_hex(deformation_gradients_[e], lame_[e]);
+    }
   });
 }
 
@@ -185,6 +199,16 @@ void OctreeElasticOperator::add_elastic_forces(std::span<const double> x, std::s
   });
 }
 
+void OctreeElasticOperator::add_linearized_forces(std::span<const double> x, std::span<double> forces) const {
+  blocks_.run(threads_, [&](Index e, Index block) {
+    HexNodes corners;
+    mesh_->gather(e, x, corners);
+    HexNodes element_forces{};
+    add_hex_forces(corners, linearization_[e], mesh_->element_size(e), lame_[e], element_forces);
+    scatter_owned(e, block, element_forces, forces);
+  });
+}
+
 double OctreeElasticOperator::elastic_energy(std::span<const double> x) const {
   // Per element, then summed in a fixed order: the same total for any thread count.
   std::vector<double> energy(static_cast<std::size_t>(mesh_->element_count()));
@@ -219,7 +243,7 @@ double OctreeElasticOperator::add_spring_forces(std::span<const double> x, std::
 
 std::size_t OctreeElasticOperator::memory_bytes() const {
   return blocks_.memory_bytes() + (pattern_ ? pattern_->bytes() : 0) + lame_.capacity() * sizeof(Lame) + mass_.capacity() * sizeof(double) +
-         linearization_.capacity() * sizeof(HexLinearization) + points_.capacity() * sizeof(EmbeddedPoint) +
+         deformation_gradients_.capacity() * sizeof(Mat3) + linearization_.capacity() * sizeof(HexLinearization) + points_.capacity() * sizeof(EmbeddedPoint) +
          springs_.capacity() * sizeof(EmbeddedSpring);
 }
 

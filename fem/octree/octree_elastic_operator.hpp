@@ -47,8 +47,12 @@ class OctreeElasticOperator {
   /// The embedded points springs refer to (fixed for a run), and the springs of this step.
   void set_embedded_points(std::vector<EmbeddedPoint> points) { points_ = std::move(points); }
   void set_springs(std::span<const EmbeddedSpring> springs) { springs_.assign(springs.begin(), springs.end()); }
-  /// The linearization at one deformation gradient per element (§4.2).
+  /// The linearization at one deformation gradient per element (§4.2); the gradients are kept
+  /// (a coarser level averages them, §7.3).
   void linearize(std::span<const linalg::Mat3> deformation_gradients);
+  /// The linearization at nodal positions x: F at every element centre (§4.1.1), then as above.
+  void linearize_at(std::span<const double> x);
+  [[nodiscard]] std::span<const linalg::Mat3> deformation_gradients() const { return deformation_gradients_; }
 
   /// y = A·x (3 values per node).
   void apply(std::span<const double> x, std::span<double> y) const;
@@ -64,6 +68,9 @@ class OctreeElasticOperator {
   void deformation_gradients(std::span<const double> x, std::span<linalg::Mat3> f) const;
   /// forces += the elastic forces at positions x (§4.1).
   void add_elastic_forces(std::span<const double> x, std::span<double> forces) const;
+  /// The same after linearize_at(x), from its rotations: no SVD of its own (a Newton step's
+  /// residual and linearization share one per element).
+  void add_linearized_forces(std::span<const double> x, std::span<double> forces) const;
   /// The elastic energy at positions x (§4.1).
   [[nodiscard]] double elastic_energy(std::span<const double> x) const;
   /// forces += the springs' forces at positions x; returns their energy.
@@ -90,6 +97,7 @@ class OctreeElasticOperator {
   std::vector<Lame> lame_;
   std::vector<double> mass_;
   double mass_scale_ = 0.0;
+  std::vector<linalg::Mat3> deformation_gradients_;
   std::vector<HexLinearization> linearization_;
   std::vector<EmbeddedPoint> points_;
   std::vector<EmbeddedSpring> springs_;

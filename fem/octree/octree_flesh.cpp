@@ -77,7 +77,6 @@ OctreeFlesh::OctreeFlesh(const BalancedOctree& tree, std::vector<Vec3> bone_poin
   v_.assign(rest_.size(), 0.0);
   anchors_.resize(surface_points.size());
   in_contact_.assign(surface_points.size(), 0);
-  deformation_gradients_.resize(static_cast<std::size_t>(finest.element_count()));
   const double stiffness_scale = options.young_modulus * finest.cell_size;
   bone_stiffness_ = options.bone_stiffness > 0.0 ? options.bone_stiffness : 1e2 * stiffness_scale;
   contact_stiffness_ = options.contact_stiffness > 0.0 ? options.contact_stiffness : 1e2 * stiffness_scale;
@@ -130,10 +129,11 @@ void OctreeFlesh::update_contact_anchors(double time) {
 
 double OctreeFlesh::residual(std::span<const double> x, std::span<const double> predicted, std::span<double> g) {
   const double mass_scale = 1.0 / (options_.time_step * options_.time_step);
-  const OctreeElasticOperator& op = hierarchy_->op(0);
+  OctreeElasticOperator& op = hierarchy_->op(0);
+  op.linearize_at(x);  // the residual's forces and the Newton step's stiffness share its SVDs
   const std::span<const double> mass = op.nodal_mass();
   std::vector<double> forces(x.size(), 0.0);
-  op.add_elastic_forces(x, forces);
+  op.add_linearized_forces(x, forces);
   op.add_spring_forces(x, forces);
   for (std::size_t k = 0; k < x.size(); ++k) g[k] = mass_scale * mass[k / 3] * (x[k] - predicted[k]) - forces[k];
   return euclidean_norm(g);
@@ -190,7 +190,7 @@ const OctreeFrameStats& OctreeFlesh::step(double time, std::span<const Vec3> bon
   const double dt = options_.time_step;
   const double end_time = time + dt;
   const std::size_t n = x_.size();
-  std::vector<double> predicted(n), x(n), g(n), rhs(n), dx(n);
+  std::vector<double> predicted(n), x(n), g(n), dx(n);
   for (std::size_t k = 0; k < n; ++k) {
     predicted[k] = x_[k] + dt * v_[k] + dt * dt * options_.gravity[static_cast<int>(k % 3)];
     x[k] = x_[k] + dt * v_[k];
@@ -208,17 +208,14 @@ const OctreeFrameStats& OctreeFlesh::step(double time, std::span<const Vec3> bon
     if (!std::isfinite(norm)) throw std::runtime_error("octree flesh: the residual is not finite at Newton step " + std::to_string(newton));
     if (norm <= options_.newton_tolerance * scale || newton == options_.max_newton_steps) break;
     const Clock::time_point solve_start = Clock::now();
-    hierarchy_->op(0).deformation_gradients(x, deformation_gradients_);
     const double mass_scale = 1.0 / (dt * dt);
     if (options_.solver == OctreeLinearSolver::mgpcg || options_.solver == OctreeLinearSolver::mg) {
-      hierarchy_->prepare(deformation_gradients_, springs_, mass_scale);
+      hierarchy_->prepare(springs_, mass_scale);  // the finest level was linearized by residual()
     } else {
-      OctreeElasticOperator& op = hierarchy_->op(0);
-      op.linearize(deformation_gradients_);
-      op.set_mass_scale(mass_scale);
+      hierarchy_->op(0).set_mass_scale(mass_scale);
     }
-    for (std::size_t k = 0; k < n; ++k) rhs[k] = -g[k];
-    stats_.solver_iterations += solve(rhs, dx, stats_.last_linear_residual);
+    for (double& value : g) value = -value;  // the right-hand side
+    stats_.solver_iterations += solve(g, dx, stats_.last_linear_residual);
     stats_.solve_seconds += seconds_since(solve_start);
     for (std::size_t k = 0; k < n; ++k) x[k] += dx[k];
     ++stats_.newton_steps;
@@ -265,9 +262,8 @@ double OctreeFlesh::kinetic_energy() const {
 
 std::size_t OctreeFlesh::memory_bytes() const {
   const std::size_t vectors = (rest_.capacity() + x_.capacity() + v_.capacity()) * sizeof(double) +
-                              deformation_gradients_.capacity() * sizeof(Mat3) +
                               springs_.capacity() * sizeof(EmbeddedSpring) + anchors_.capacity() * sizeof(Vec3);
-  // The step's five work vectors of 3 values per node.
+  // The step's work vectors of 3 values per node: predicted, x, g, dx and residual()'s forces.
   return hierarchy_->memory_bytes() + vectors + 5 * x_.size() * sizeof(double) +
          (direct_ ? direct_->factor_bytes() : 0);
 }

@@ -84,7 +84,7 @@ class OctreeFlesh {
  private:
   /// Bone and contact springs at positions x (contact anchors are the previous step's).
   std::vector<EmbeddedSpring> springs_at(std::span<const double> x, double time, std::span<const linalg::Vec3> bone_targets);
-  /// g = M(x − x̂)/Δt² − f(x), returning ‖g‖; `forces_scale` gets ‖external and spring forces‖.
+  /// g = M(x − x̂)/Δt² − f(x), returning ‖g‖; linearizes the finest level at x on the way.
   double residual(std::span<const double> x, std::span<const double> predicted, std::span<double> g);
   /// Solves A·dx = rhs with the chosen solver within the caps; returns iterations.
   int solve(std::span<const double> rhs, std::span<double> dx, double& relative_residual);
@@ -98,7 +98,6 @@ class OctreeFlesh {
   std::vector<linalg::Vec3> anchors_;   ///< per surface point: tangential anchor while in contact
   std::vector<char> in_contact_;
   std::vector<EmbeddedSpring> springs_;
-  std::vector<linalg::Mat3> deformation_gradients_;
   std::unique_ptr<solvers::DirectCoarseSolver> direct_;  ///< the `direct` solver's factor
   double bone_stiffness_ = 0.0, contact_stiffness_ = 0.0;
   OctreeFrameStats stats_;

@@ -14,7 +14,6 @@ struct OctreeHierarchy::Level {
   std::unique_ptr<OctreeElasticOperator> op;
   OctreeTransfer to_coarser;                 ///< empty on the coarsest level
   std::vector<Index> coarse_element_of;      ///< this level's elements → the next level's
-  std::vector<Mat3> deformation_gradients;   ///< per element, this Newton step's
 };
 
 namespace {
@@ -50,17 +49,18 @@ std::vector<Lame> coarsen_lame(const OctreeMesh& fine, std::span<const Lame> fin
   return lame;
 }
 
-void coarsen_deformation_gradients(const OctreeMesh& fine, std::span<const Mat3> fine_f, const OctreeMesh& coarse,
-                                   std::span<const Index> coarse_element_of, std::span<Mat3> coarse_f) {
-  std::vector<double> weight(static_cast<std::size_t>(coarse.element_count()), 0.0);
-  for (Mat3& f : coarse_f) f = Mat3{};
+std::vector<Mat3> coarsen_deformation_gradients(const OctreeMesh& fine, std::span<const Mat3> fine_f,
+                                                const OctreeMesh& coarse, std::span<const Index> coarse_element_of) {
+  std::vector<Mat3> coarse_f(static_cast<std::size_t>(coarse.element_count()));
+  std::vector<double> weight(coarse_f.size(), 0.0);
   for (Index e = 0; e < fine.element_count(); ++e) {
     const Index c = coarse_element_of[e];
     const double share = volume_ratio(fine, e, coarse, c);
     coarse_f[c] += share * fine_f[e];
     weight[c] += share;
   }
-  for (Index c = 0; c < coarse.element_count(); ++c) coarse_f[c] = (1.0 / weight[c]) * coarse_f[c];
+  for (std::size_t c = 0; c < coarse_f.size(); ++c) coarse_f[c] = (1.0 / weight[c]) * coarse_f[c];
+  return coarse_f;
 }
 
 OctreeHierarchy::OctreeHierarchy(const BalancedOctree& tree, const Lame& lame, double density,
@@ -83,9 +83,6 @@ OctreeHierarchy::OctreeHierarchy(const BalancedOctree& tree, const Lame& lame, d
         coarse->mesh, coarsen_lame(fine.mesh, fine.op->lame(), coarse->mesh, fine.coarse_element_of),
         restrict_masses(fine.to_coarser, coarse->mesh, fine.op->nodal_mass(), threads_), threads_);
     levels_.push_back(std::move(coarse));
-  }
-  for (auto& level : levels_) {
-    level->deformation_gradients.assign(static_cast<std::size_t>(level->mesh.element_count()), Mat3::identity());
   }
   build_cycle(options);
 }
@@ -136,19 +133,14 @@ void OctreeHierarchy::embed_points(std::span<const Vec3> rest_points) {
   }
 }
 
-void OctreeHierarchy::prepare(std::span<const Mat3> finest_deformation_gradients,
-                              std::span<const EmbeddedSpring> springs, double mass_scale) {
-  Level& finest = *levels_.front();
-  std::copy(finest_deformation_gradients.begin(), finest_deformation_gradients.end(),
-            finest.deformation_gradients.begin());
+void OctreeHierarchy::prepare(std::span<const EmbeddedSpring> springs, double mass_scale) {
   for (int l = 0; l < level_count(); ++l) {
     Level& level = *levels_[l];
     if (l > 0) {
       const Level& fine = *levels_[l - 1];
-      coarsen_deformation_gradients(fine.mesh, fine.deformation_gradients, level.mesh, fine.coarse_element_of,
-                                    level.deformation_gradients);
+      level.op->linearize(coarsen_deformation_gradients(fine.mesh, fine.op->deformation_gradients(), level.mesh,
+                                                        fine.coarse_element_of));
     }
-    level.op->linearize(level.deformation_gradients);
     level.op->set_springs(springs);
     level.op->set_mass_scale(mass_scale);
     cycle_->level(l).diagonal = level.op->diagonal();
@@ -169,7 +161,7 @@ std::size_t OctreeHierarchy::memory_bytes() const {
   std::size_t bytes = cycle_->memory_bytes() + coarsest_factor_bytes();
   for (const auto& level : levels_) {
     bytes += level->mesh.memory_bytes() + level->op->memory_bytes() + level->to_coarser.memory_bytes() +
-             level->coarse_element_of.capacity() * sizeof(Index) + level->deformation_gradients.capacity() * sizeof(Mat3);
+             level->coarse_element_of.capacity() * sizeof(Index);
   }
   return bytes;
 }

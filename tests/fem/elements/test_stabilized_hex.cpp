@@ -238,6 +238,17 @@ TEST(StabilizedHex, StretchedElementHasRestoringForces) {
   EXPECT_GT(f[0].x, 0.0);
 }
 
+TEST(StabilizedHex, ForcesFromTheLinearizationEqualTheDirectForces) {
+  Random random;
+  for (int trial = 0; trial < 10; ++trial) {
+    const HexNodes x = trial % 2 == 1 ? random.inverted_element() : random.deformed_element();
+    HexNodes direct = forces_at(x);
+    HexNodes linearized{};
+    add_hex_forces(x, linearization_at(x, true), kH, kLame, linearized);
+    EXPECT_LT(max_abs_difference(direct, linearized), 1e-12 * max_abs(direct));
+  }
+}
+
 TEST(StabilizedHex, AffinePatchGivesExactGradientAndConsistentForces) {
   Random random;
   for (int trial = 0; trial < 10; ++trial) {

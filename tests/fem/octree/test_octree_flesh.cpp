@@ -214,9 +214,8 @@ TEST(OctreeHierarchy, MgpcgEqualsTheDirectCholeskySolve) {
   const OctreeMesh& mesh = hierarchy.mesh(0);
   std::vector<double> x = node_positions(mesh);
   for (double& value : x) value += 0.01 * std::sin(17.0 * value);
-  std::vector<Mat3> f(static_cast<std::size_t>(mesh.element_count()));
-  hierarchy.op(0).deformation_gradients(x, f);
-  hierarchy.prepare(f, {}, 1e3);
+  hierarchy.op(0).linearize_at(x);
+  hierarchy.prepare({}, 1e3);
   const std::vector<double> b = random_vector(x.size(), 4);
   std::vector<double> solution(b.size(), 0.0);
   solvers::MultigridSolveOptions solve;
