@@ -7,6 +7,7 @@
 #include "fem/mesh/mesh_io.hpp"
 #include "fem/mesh/tet_mesh.hpp"
 #include "fem/mesh/tetgen.hpp"
+#include "fem/octree/surface_checks.hpp"
 #include "linalg/matrix_market.hpp"
 
 namespace cholsim::apps {
@@ -28,6 +29,8 @@ int run_reporting_errors(std::string_view command, const CommandAction& work) {
   } catch (const fem::MeshFormatError& error) {
     return fail(error.what(), exit_bad_input);
   } catch (const fem::InvalidMeshError& error) {
+    return fail(error.what(), exit_bad_input);
+  } catch (const fem::octree::OctreeInputError& error) {
     return fail(error.what(), exit_bad_input);
   } catch (const fem::TetgenError& error) {
     // tetgen rejects surfaces that are open, self-intersecting or non-manifold.

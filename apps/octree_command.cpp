@@ -162,7 +162,6 @@ int run_octree(const OctreeCommandOptions& flags) {
   fem::SurfaceMesh surface = load_surface(flags.mesh, name);
   const oct::OctreeScene scene = oct::make_octree_scene(std::move(surface), name);
   progress(scene.description);
-  OutputFolder folder(flags.out, byte_limit);
 
   const Clock::time_point build_start = Clock::now();
   oct::OctreeBuildOptions build;
@@ -188,6 +187,7 @@ int run_octree(const OctreeCommandOptions& flags) {
            " nodes, " + std::to_string(flesh.hierarchy().level_count()) + " levels, " +
            format_bytes(static_cast<std::int64_t>(flesh.memory_bytes())) + " in " + format_seconds(build_seconds));
 
+  OutputFolder folder(flags.out, byte_limit);  // after the input is known good: no empty folder on bad input
   VtuSeriesWriter volume_writer(folder, "octree", VtkCellShape::hexahedron);
   VtuSeriesWriter surface_writer(folder, "surface", VtkCellShape::triangle);
   OctreeVolumeFrame volume(flesh.mesh());
