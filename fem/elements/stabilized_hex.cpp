@@ -222,18 +222,56 @@ void add_hex_stiffness_product(const HexLinearization& lin, const HexNodes& dx, 
   add_edge_laplacian(edges, laplacian_weight(h, lame), product);
 }
 
+namespace {
+
+/// g̃_b = Σ_a W_ab g_a, the modified shape function's centre gradient (§7.4.1).
+Vec3 modified_center_gradient(const HangingNodeWeights& w, std::size_t b, double h) {
+  Vec3 gradient;
+  for (std::size_t a = 0; a < 8; ++a) gradient += w[a][b] * corner_sign(static_cast<int>(a));
+  return (0.25 / h) * gradient;
+}
+
+/// The aux part of conforming node b's 3×3 block: V(λ p̃p̃ᵀ + Q̃ᵀ L_aux Q̃) with p̃_i = r_iᵀg̃,
+/// q̃_i = g̃ × r_i — the §7.4.1 diagonal's terms with their off-diagonal partners.
+Mat3 auxiliary_block(const HexLinearization& lin, const Vec3& gradient, double volume, double lambda) {
+  std::array<double, 3> stretch{};
+  std::array<Vec3, 3> twist{};
+  for (int i = 0; i < 3; ++i) {
+    const Vec3 r = lin.rotation.row(i);
+    stretch[static_cast<std::size_t>(i)] = dot(r, gradient);
+    twist[static_cast<std::size_t>(i)] = cross(gradient, r);
+  }
+  Mat3 block;
+  for (std::size_t i = 0; i < 3; ++i) {
+    const Vec3 stiff_twist = lin.skew_stiffness * twist[i];
+    for (std::size_t j = 0; j < 3; ++j) {
+      block(static_cast<int>(i), static_cast<int>(j)) = volume * (lambda * stretch[i] * stretch[j] + dot(twist[j], stiff_twist));
+    }
+  }
+  return block;
+}
+
+}  // namespace
+
 void add_hex_stiffness_diagonal(const HexLinearization& lin, const HangingNodeWeights& w, double h,
                                 const Lame& lame, HexNodes& diagonal) {
   const double volume = h * h * h;
   const double edge_weight = laplacian_weight(h, lame);
   for (std::size_t b = 0; b < 8; ++b) {
-    // g̃_b = Σ_a W_ab g_a, the modified shape function's centre gradient (§7.4.1).
-    Vec3 modified_gradient;
-    for (std::size_t a = 0; a < 8; ++a) modified_gradient += w[a][b] * corner_sign(static_cast<int>(a));
-    modified_gradient *= 0.25 / h;
     const double laplacian = modified_laplacian_diagonal(w, b, std::make_index_sequence<12>{});
-    const Vec3 block = auxiliary_diagonal_block(lin, modified_gradient, volume, lame.lambda);
+    const Vec3 block = auxiliary_diagonal_block(lin, modified_center_gradient(w, b, h), volume, lame.lambda);
     diagonal[b] += block + Vec3{1.0, 1.0, 1.0} * (edge_weight * laplacian);
+  }
+}
+
+void add_hex_stiffness_block_diagonal(const HexLinearization& lin, const HangingNodeWeights& w, double h,
+                                      const Lame& lame, std::array<Mat3, 8>& blocks) {
+  const double volume = h * h * h;
+  const double edge_weight = laplacian_weight(h, lame);
+  for (std::size_t b = 0; b < 8; ++b) {
+    const double laplacian = modified_laplacian_diagonal(w, b, std::make_index_sequence<12>{});
+    blocks[b] += auxiliary_block(lin, modified_center_gradient(w, b, h), volume, lame.lambda) +
+                 (edge_weight * laplacian) * Mat3::identity();
   }
 }
 

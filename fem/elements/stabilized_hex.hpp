@@ -86,6 +86,11 @@ void add_hex_stiffness_product(const HexLinearization& lin, const HexNodes& dx, 
 void add_hex_stiffness_diagonal(const HexLinearization& lin, const HangingNodeWeights& w, double h,
                                 const Lame& lame, HexNodes& diagonal);
 
+/// The 3×3 diagonal blocks of Wᵀ·K·W, one per conforming node (the §7.4 diagonal with its
+/// off-diagonal partners within a node): the block-Jacobi smoother's data.
+void add_hex_stiffness_block_diagonal(const HexLinearization& lin, const HangingNodeWeights& w, double h,
+                                      const Lame& lame, std::array<linalg::Mat3, 8>& blocks);
+
 /// The 24×24 K of the linearization (for a coarse level's direct solver, and for tests), from
 /// the closed form of its blocks: K_(ai),(cj) = V(λ p_ai p_cj + q_aiᵀ L_aux q_cj)
 /// + (2μV / 4h²) Lap_ac δ_ij with p_ai = r_iᵀ g_a, q_ai = g_a × r_i.

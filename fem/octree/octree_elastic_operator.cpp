@@ -146,6 +146,28 @@ std::vector<double> OctreeElasticOperator::diagonal() const {
   return d;
 }
 
+std::vector<double> OctreeElasticOperator::block_diagonal() const {
+  std::vector<double> blocks(static_cast<std::size_t>(9 * mesh_->node_count()), 0.0);
+  const auto add_block = [&](Index node, const Mat3& block) {
+    for (int k = 0; k < 9; ++k) blocks[9 * static_cast<std::size_t>(node) + k] += block.entries[static_cast<std::size_t>(k)];
+  };
+  for (Index node = 0; node < mesh_->node_count(); ++node) add_block(node, (mass_scale_ * mass_[node]) * Mat3::identity());
+  blocks_.run(threads_, [&](Index e, Index block) {
+    const std::array<Index, 8>& nodes = mesh_->conforming_nodes[e];
+    std::array<Mat3, 8> element_blocks{};
+    add_hex_stiffness_block_diagonal(linearization_[e], mesh_->interpolation_matrix(e), mesh_->element_size(e),
+                                     lame_[e], element_blocks);
+    for (int b = 0; b < 8; ++b) {
+      if (blocks_.owner(nodes[b]) == block) add_block(nodes[b], element_blocks[b]);
+    }
+  });
+  for (const EmbeddedSpring& spring : springs_) {  // k·Ñ_b²·S (§8)
+    const EmbeddedPoint& p = points_[spring.point];
+    for (int b = 0; b < 8; ++b) add_block(mesh_->conforming_nodes[p.element][b], (p.weights[b] * p.weights[b]) * spring.stiffness);
+  }
+  return blocks;
+}
+
 linalg::SymmetricCscMatrix OctreeElasticOperator::assemble() const {
   if (!pattern_) {
     std::vector<Index> element_nodes;

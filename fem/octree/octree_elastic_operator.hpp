@@ -58,6 +58,8 @@ class OctreeElasticOperator {
   void apply(std::span<const double> x, std::span<double> y) const;
   /// diag(A): the elements' §7.4 diagonals, masses and springs.
   [[nodiscard]] std::vector<double> diagonal() const;
+  /// A's 3×3 diagonal node blocks, 9 values per node (row-major): the block-Jacobi smoother's data.
+  [[nodiscard]] std::vector<double> block_diagonal() const;
   /// A assembled (lower triangle): the coarsest level's matrix for the direct solve, the
   /// `direct` solver, and the tests' oracle. The pattern (every pair of an element's
   /// conforming nodes) is built on the first call and kept, so the factorization sees one

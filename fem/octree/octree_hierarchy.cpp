@@ -65,7 +65,7 @@ std::vector<Mat3> coarsen_deformation_gradients(const OctreeMesh& fine, std::spa
 
 OctreeHierarchy::OctreeHierarchy(const BalancedOctree& tree, const Lame& lame, double density,
                                  const OctreeLevelsOptions& options)
-    : direct_coarsest_(options.direct_coarsest), threads_(options.threads) {
+    : direct_coarsest_(options.direct_coarsest), smoother_(options.cycle.smoother), threads_(options.threads) {
   auto finest = std::make_unique<Level>();
   finest->mesh = make_octree_mesh(tree, 0);
   std::vector<Lame> finest_lame(static_cast<std::size_t>(finest->mesh.element_count()), lame);
@@ -89,6 +89,14 @@ OctreeHierarchy::OctreeHierarchy(const BalancedOctree& tree, const Lame& lame, d
 
 OctreeHierarchy::~OctreeHierarchy() = default;
 
+void OctreeHierarchy::set_smoother_data(solvers::MultigridLevel& level, const OctreeElasticOperator& op) const {
+  if (smoother_ == solvers::Smoother::block_jacobi_3x3) {
+    level.block_diagonal = op.block_diagonal();
+  } else {
+    level.diagonal = op.diagonal();
+  }
+}
+
 const OctreeMesh& OctreeHierarchy::mesh(int level) const { return levels_[level]->mesh; }
 OctreeElasticOperator& OctreeHierarchy::op(int level) { return *levels_[level]->op; }
 const OctreeElasticOperator& OctreeHierarchy::op(int level) const { return *levels_[level]->op; }
@@ -100,7 +108,7 @@ void OctreeHierarchy::build_cycle(const OctreeLevelsOptions& options) {
     solvers::MultigridLevel entry;
     entry.unknowns = level->op->unknowns();
     entry.apply = [op = level->op.get()](std::span<const double> x, std::span<double> y) { op->apply(x, y); };
-    entry.diagonal = level->op->diagonal();
+    set_smoother_data(entry, *level->op);
     if (l + 1 < level_count()) {
       const OctreeMesh* coarse = &levels_[l + 1]->mesh;
       const int threads = threads_;
@@ -143,7 +151,7 @@ void OctreeHierarchy::prepare(std::span<const EmbeddedSpring> springs, double ma
     }
     level.op->set_springs(springs);
     level.op->set_mass_scale(mass_scale);
-    cycle_->level(l).diagonal = level.op->diagonal();
+    set_smoother_data(cycle_->level(l), *level.op);
   }
   if (!direct_coarsest_) return;
   const linalg::SymmetricCscMatrix coarsest = levels_.back()->op->assemble();

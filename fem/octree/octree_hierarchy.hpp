@@ -58,11 +58,14 @@ class OctreeHierarchy {
  private:
   struct Level;
   void build_cycle(const OctreeLevelsOptions& options);
+  /// The smoother's data of one level (the §7.4 diagonal, or the 3×3 node blocks).
+  void set_smoother_data(solvers::MultigridLevel& level, const OctreeElasticOperator& op) const;
 
   std::vector<std::unique_ptr<Level>> levels_;
   std::unique_ptr<solvers::VCycle> cycle_;
   std::unique_ptr<solvers::DirectCoarseSolver> coarse_solver_;
   bool direct_coarsest_ = true;
+  solvers::Smoother smoother_ = solvers::Smoother::damped_jacobi;
   int threads_ = 0;
 };
 

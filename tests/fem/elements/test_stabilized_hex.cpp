@@ -209,8 +209,23 @@ std::array<Vec3, 8> primary_parameters() {
 void expect_diagonal_matches_projection(const HexLinearization& lin, const HangingNodeWeights& w) {
   HexNodes diagonal{};
   add_hex_stiffness_diagonal(lin, w, kH, kLame, diagonal);
-  const HexNodes reference = projected_diagonal(hex_stiffness_matrix(lin, kH, kLame), w);
+  const HexMatrix k = hex_stiffness_matrix(lin, kH, kLame);
+  const HexNodes reference = projected_diagonal(k, w);
   EXPECT_LE(max_abs_difference(diagonal, reference), 1e-13 * max_abs(reference));
+  // The 3×3 node blocks of Wᵀ·K·W, off-diagonal entries included.
+  std::array<Mat3, 8> blocks{};
+  add_hex_stiffness_block_diagonal(lin, w, kH, kLame, blocks);
+  for (std::size_t b = 0; b < 8; ++b) {
+    for (int i = 0; i < 3; ++i) {
+      for (int j = 0; j < 3; ++j) {
+        double sum = 0.0;
+        for (std::size_t a = 0; a < 8; ++a) {
+          for (std::size_t c = 0; c < 8; ++c) sum += w[a][b] * w[c][b] * k[24 * (3 * a + i) + 3 * c + j];
+        }
+        EXPECT_NEAR(blocks[b](i, j), sum, 1e-13 * max_abs(reference)) << "node " << b << " entry " << i << j;
+      }
+    }
+  }
 }
 
 // ---------------------------------------------------------------------------------------------
