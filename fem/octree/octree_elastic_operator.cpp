@@ -126,9 +126,11 @@ void OctreeElasticOperator::apply(std::span<const double> x, std::span<double> y
 
 std::vector<double> OctreeElasticOperator::diagonal() const {
   std::vector<double> d(static_cast<std::size_t>(unknowns()));
-  for (Index node = 0; node < mesh_->node_count(); ++node) {
-    for (int i = 0; i < 3; ++i) d[3 * node + i] = mass_scale_ * mass_[node];
-  }
+  linalg::parallel_chunks(mesh_->node_count(), threads_, [&](Index first, Index last) {
+    for (Index node = first; node < last; ++node) {
+      for (int i = 0; i < 3; ++i) d[3 * node + i] = mass_scale_ * mass_[node];
+    }
+  });
   blocks_.run(threads_, [&](Index e, Index block) {
     const std::array<Index, 8>& nodes = mesh_->conforming_nodes[e];
     HexNodes element_diagonal{};

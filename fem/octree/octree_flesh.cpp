@@ -3,6 +3,7 @@
 #include <cmath>
 #include <stdexcept>
 
+#include "linalg/parallel_loops.hpp"
 #include "linalg/polar_decomposition.hpp"
 #include "linalg/vector_norms.hpp"
 #include "solvers/cg/conjugate_gradient.hpp"
@@ -135,7 +136,9 @@ double OctreeFlesh::residual(std::span<const double> x, std::span<const double> 
   std::vector<double> forces(x.size(), 0.0);
   op.add_linearized_forces(x, forces);
   op.add_spring_forces(x, forces);
-  for (std::size_t k = 0; k < x.size(); ++k) g[k] = mass_scale * mass[k / 3] * (x[k] - predicted[k]) - forces[k];
+  linalg::parallel_chunks(static_cast<Index>(x.size()), options_.threads, [&](Index first, Index last) {
+    for (Index k = first; k < last; ++k) g[k] = mass_scale * mass[k / 3] * (x[k] - predicted[k]) - forces[k];
+  });
   return euclidean_norm(g);
 }
 
@@ -217,7 +220,9 @@ const OctreeFrameStats& OctreeFlesh::step(double time, std::span<const Vec3> bon
     for (double& value : g) value = -value;  // the right-hand side
     stats_.solver_iterations += solve(g, dx, stats_.last_linear_residual);
     stats_.solve_seconds += seconds_since(solve_start);
-    for (std::size_t k = 0; k < n; ++k) x[k] += dx[k];
+    linalg::parallel_chunks(static_cast<Index>(n), options_.threads, [&](Index first, Index last) {
+      for (Index k = first; k < last; ++k) x[k] += dx[k];
+    });
     ++stats_.newton_steps;
   }
   for (std::size_t k = 0; k < n; ++k) {

@@ -1,5 +1,6 @@
 #include "fem/octree/octree_hierarchy.hpp"
 
+#include <algorithm>
 #include <stdexcept>
 #include <string>
 
@@ -50,16 +51,25 @@ std::vector<Lame> coarsen_lame(const OctreeMesh& fine, std::span<const Lame> fin
 }
 
 std::vector<Mat3> coarsen_deformation_gradients(const OctreeMesh& fine, std::span<const Mat3> fine_f,
-                                                const OctreeMesh& coarse, std::span<const Index> coarse_element_of) {
+                                                const OctreeMesh& coarse, std::span<const Index> coarse_element_of,
+                                                int threads) {
+  // Morton order survives coarsening: the fine elements of a coarse element are consecutive
+  // (Algorithm 4), so each coarse element averages its own range, in parallel.
   std::vector<Mat3> coarse_f(static_cast<std::size_t>(coarse.element_count()));
-  std::vector<double> weight(coarse_f.size(), 0.0);
-  for (Index e = 0; e < fine.element_count(); ++e) {
-    const Index c = coarse_element_of[e];
-    const double share = volume_ratio(fine, e, coarse, c);
-    coarse_f[c] += share * fine_f[e];
-    weight[c] += share;
-  }
-  for (std::size_t c = 0; c < coarse_f.size(); ++c) coarse_f[c] = (1.0 / weight[c]) * coarse_f[c];
+  linalg::parallel_chunks(coarse.element_count(), threads, [&](Index first, Index last) {
+    auto e = static_cast<Index>(std::lower_bound(coarse_element_of.begin(), coarse_element_of.end(), first) -
+                                coarse_element_of.begin());
+    for (Index c = first; c < last; ++c) {
+      Mat3 sum;
+      double weight = 0.0;
+      for (; e < fine.element_count() && coarse_element_of[e] == c; ++e) {
+        const double share = volume_ratio(fine, e, coarse, c);
+        sum += share * fine_f[e];
+        weight += share;
+      }
+      coarse_f[c] = (1.0 / weight) * sum;
+    }
+  });
   return coarse_f;
 }
 
@@ -121,7 +131,9 @@ void OctreeHierarchy::build_cycle(const OctreeLevelsOptions& options) {
     }
     cycle_levels.push_back(std::move(entry));
   }
-  cycle_ = std::make_unique<solvers::VCycle>(std::move(cycle_levels), options.cycle);
+  solvers::VCycleOptions cycle_options = options.cycle;
+  cycle_options.threads = threads_;
+  cycle_ = std::make_unique<solvers::VCycle>(std::move(cycle_levels), cycle_options);
 }
 
 void OctreeHierarchy::embed_points(std::span<const Vec3> rest_points) {
@@ -147,7 +159,7 @@ void OctreeHierarchy::prepare(std::span<const EmbeddedSpring> springs, double ma
     if (l > 0) {
       const Level& fine = *levels_[l - 1];
       level.op->linearize(coarsen_deformation_gradients(fine.mesh, fine.op->deformation_gradients(), level.mesh,
-                                                        fine.coarse_element_of));
+                                                        fine.coarse_element_of, threads_));
     }
     level.op->set_springs(springs);
     level.op->set_mass_scale(mass_scale);

@@ -75,8 +75,9 @@ std::vector<Lame> coarsen_lame(const OctreeMesh& fine, std::span<const Lame> fin
                                std::span<const linalg::Index> coarse_element_of);
 /// Deformation gradients of a coarse level (§7.3, Algorithm 4): the average over the fine
 /// elements present in each coarse element (volume-weighted where their sizes differ).
+/// `coarse_element_of` is non-decreasing (Morton order), as coarse_elements_of gives it.
 std::vector<linalg::Mat3> coarsen_deformation_gradients(const OctreeMesh& fine, std::span<const linalg::Mat3> fine_f,
                                                         const OctreeMesh& coarse,
-                                                        std::span<const linalg::Index> coarse_element_of);
+                                                        std::span<const linalg::Index> coarse_element_of, int threads);
 
 }  // namespace cholsim::fem::octree

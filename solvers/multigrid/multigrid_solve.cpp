@@ -5,20 +5,46 @@
 #include <random>
 #include <stdexcept>
 #include <string>
+#include <vector>
+
+#include "linalg/parallel_loops.hpp"
 
 namespace cholsim::solvers {
 
 namespace {
 
-// Serial: a solve's dots and axpys are a few O(n) passes against the V-cycle's two operator
-// applications and sweeps per level, which run parallel inside the cycle and the operator.
-double dot(std::span<const double> a, std::span<const double> b) {
+// The solve's dots and axpys run on the cycle's threads too: on 2 threads they were 20 % of an
+// MGPCG iteration serial (measured on the octree armadillo at 128 cells: 10 iterations 277 ms,
+// of which cycles and operator 223 ms). The dot products sum fixed chunks in a fixed order, so
+// the result does not depend on the thread count.
+constexpr std::size_t kChunkLength = 8192;
+
+std::size_t chunk_count(std::size_t n) { return (n + kChunkLength - 1) / kChunkLength; }
+
+template <typename Body>
+void for_each_chunk(std::size_t n, int threads, Body&& body) {
+  const auto chunks = static_cast<linalg::Index>(chunk_count(n));
+  linalg::parallel_chunks(chunks, threads, [&](linalg::Index first, linalg::Index last) {
+    for (linalg::Index c = first; c < last; ++c) {
+      const std::size_t begin = static_cast<std::size_t>(c) * kChunkLength;
+      body(begin, std::min(n, begin + kChunkLength));
+    }
+  }, 2);
+}
+
+double dot(std::span<const double> a, std::span<const double> b, int threads = 1) {
+  std::vector<double> partial(chunk_count(a.size()), 0.0);
+  for_each_chunk(a.size(), threads, [&](std::size_t begin, std::size_t end) {
+    double sum = 0.0;
+    for (std::size_t i = begin; i < end; ++i) sum += a[i] * b[i];
+    partial[begin / kChunkLength] = sum;
+  });
   double sum = 0.0;
-  for (std::size_t i = 0; i < a.size(); ++i) sum += a[i] * b[i];
+  for (const double value : partial) sum += value;
   return sum;
 }
 
-double norm(std::span<const double> a) { return std::sqrt(dot(a, a)); }
+double norm(std::span<const double> a, int threads = 1) { return std::sqrt(dot(a, a, threads)); }
 
 void require_sizes(const VCycle& cycle, std::span<const double> b, std::span<double> x, const char* solver) {
   const auto n = static_cast<std::size_t>(cycle.level(0).unknowns);
@@ -73,28 +99,33 @@ MultigridSolveResult multigrid_pcg(VCycle& cycle, std::span<const double> b, std
   if (solved_by_zero(b, x, result)) return result;
   const std::size_t n = b.size();
   std::vector<double> r(n), z(n), p(n), ap(n);
-  const double b_norm = norm(b);
+  const int threads = cycle.options().threads;
+  const double b_norm = norm(b, threads);
   if (record(result, residual(a, b, x, r) / b_norm, options.relative_tolerance)) return result;
   precondition(r, z);
   p = z;
-  double rz = dot(r, z);
+  double rz = dot(r, z, threads);
   for (int iteration = 1; iteration <= options.max_iterations; ++iteration) {
     if (!(rz > 0.0)) not_positive_definite("rᵀM⁻¹r", iteration, rz);
     a(p, ap);
-    const double curvature = dot(p, ap);
+    const double curvature = dot(p, ap, threads);
     if (!(curvature > 0.0)) not_positive_definite("pᵀAp", iteration, curvature);
     const double step = rz / curvature;
-    for (std::size_t i = 0; i < n; ++i) {
-      x[i] += step * p[i];
-      r[i] -= step * ap[i];
-    }
+    for_each_chunk(n, threads, [&](std::size_t begin, std::size_t end) {
+      for (std::size_t i = begin; i < end; ++i) {
+        x[i] += step * p[i];
+        r[i] -= step * ap[i];
+      }
+    });
     result.iterations = iteration;
-    if (record(result, norm(r) / b_norm, options.relative_tolerance)) break;
+    if (record(result, norm(r, threads) / b_norm, options.relative_tolerance)) break;
     precondition(r, z);
-    const double rz_next = dot(r, z);
+    const double rz_next = dot(r, z, threads);
     const double beta = rz_next / rz;
     rz = rz_next;
-    for (std::size_t i = 0; i < n; ++i) p[i] = z[i] + beta * p[i];
+    for_each_chunk(n, threads, [&](std::size_t begin, std::size_t end) {
+      for (std::size_t i = begin; i < end; ++i) p[i] = z[i] + beta * p[i];
+    });
   }
   return result;
 }
