@@ -62,9 +62,7 @@ fem::SurfaceMesh load_surface(const std::string& file, std::string& name) {
     return fem::boundary_surface(fem::read_tet_mesh(bundled));
   }
   name = std::filesystem::path(file).filename().string();
-  const std::string extension = std::filesystem::path(file).extension().string();
-  if (extension == ".obj" || extension == ".off" || extension == ".stl") return fem::read_surface_mesh(file);
-  return fem::boundary_surface(fem::read_tet_mesh(file));
+  return fem::read_closed_surface(file);
 }
 
 /// The hexahedra of the finest level for VTK: non-hanging corners are the mesh's nodes,

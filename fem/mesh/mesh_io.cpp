@@ -100,6 +100,12 @@ SurfaceMesh read_surface_mesh(const std::filesystem::path& path) {
                         ".obj, .off or .stl");
 }
 
+SurfaceMesh read_closed_surface(const std::filesystem::path& path) {
+  const std::string extension = extension_of(path);
+  if (extension == ".obj" || extension == ".off" || extension == ".stl") return read_surface_mesh(path);
+  return boundary_surface(read_tet_mesh(path));
+}
+
 void write_off(const SurfaceMesh& surface, const std::filesystem::path& path) {
   check_writable(surface, path);
   const std::string text = off_text(surface);

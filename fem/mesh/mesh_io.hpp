@@ -38,6 +38,10 @@ TetMesh read_tet_mesh(const std::filesystem::path& path);
 /// `.stl` (ASCII or binary, vertices welded by exact position).
 SurfaceMesh read_surface_mesh(const std::filesystem::path& path);
 
+/// A closed surface from any mesh file: a surface (read_surface_mesh's extensions) as it is,
+/// a tet mesh (read_tet_mesh's) by its boundary — what the octree builds from (seed 001 §6).
+SurfaceMesh read_closed_surface(const std::filesystem::path& path);
+
 /// TetGen `.node` + `.ele` (either path; the other is found beside it by extension). Point
 /// numbers may start at 0 or 1 — the first point of the .node file says which, and .ele uses
 /// the same numbering; attributes and boundary markers are read past; 10-node tets keep their

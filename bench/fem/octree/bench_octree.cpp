@@ -46,10 +46,12 @@ using Clock = std::chrono::steady_clock;
 
 constexpr const char* kUsage = R"(bench_octree — octree flesh vs uniform grid, MGPCG vs direct Cholesky (seed 001 §10, issue 24)
   --experiment LIST  growth,threads,convergence,cube,direct (default all)
-  --mesh FILE        closed surface (default ../shared/data/meshes/libigl-tutorial-data/armadillo.obj)
+  --mesh FILE        closed surface, or a tet mesh's boundary (default
+                     ../shared/data/meshes/libigl-tutorial-data/armadillo.obj)
   --cells LIST       finest cells across for growth/convergence/direct (default 64,128,256)
   --uniform-max N    largest uniform grid simulated, in elements (default 3000000)
-  --frames N         frames timed per configuration (default 3, after one untimed)
+  --frames N         frames timed per configuration (default 3, after one untimed; 0: build only,
+                     for elements and memory at sizes too large to step here)
   --cube N           cube side in finest cells for the §10.4 test (default 64)
   --damping W        damped-Jacobi weight of the V-cycle (default 0.5; §7 uses 0.3)
   --cube-damping W   the damped-Jacobi weight of the cube test (default 0.5; §10.4's 0.857 diverges here)
@@ -88,7 +90,7 @@ Arguments parse_arguments(int argc, char** argv) {
     else if (flag == "--mesh") arguments.mesh = cursor.value();
     else if (flag == "--cells") arguments.cells = bench::parse_list<int>(cursor.value());
     else if (flag == "--uniform-max") arguments.uniform_max = bench::parse_number(flag, cursor.value());
-    else if (flag == "--frames") arguments.frames = bench::parse_positive(flag, cursor.value());
+    else if (flag == "--frames") arguments.frames = static_cast<int>(bench::parse_number(flag, cursor.value()));
     else if (flag == "--cube") arguments.cube = bench::parse_positive(flag, cursor.value());
     else if (flag == "--threads") arguments.threads = bench::parse_positive(flag, cursor.value());
     else if (flag == "--damping") arguments.damping = bench::parse_number(flag, cursor.value());
@@ -195,7 +197,7 @@ nlohmann::json run_growth(const Arguments& arguments, const oct::OctreeScene& sc
       row.elements = flesh->mesh().element_count();
       row.nodes = flesh->mesh().node_count();
       row.bytes = static_cast<double>(flesh->memory_bytes());
-      row.seconds = seconds_per_frame(*flesh, scene, arguments.frames);
+      row.seconds = arguments.frames > 0 ? seconds_per_frame(*flesh, scene, arguments.frames) : 0.0;
       rows.push_back(row);
       progress("  " + std::to_string(row.elements) + " elements, " + std::to_string(row.bytes / 1e6) + " MB, " +
                std::to_string(row.seconds) + " s/frame");
@@ -225,10 +227,12 @@ nlohmann::json run_growth(const Arguments& arguments, const oct::OctreeScene& sc
     }
     if (cells.size() < 2) continue;
     const std::string name = uniform ? "uniform" : "octree";
+    const double time_exponent = arguments.frames > 0 ? growth_exponent(cells, seconds) : 0.0;
     exponents[name] = {{"elements", growth_exponent(cells, elements)}, {"memory", growth_exponent(cells, bytes)},
-                       {"time", growth_exponent(cells, seconds)}};
-    std::printf("\n%s growth exponents: elements %.2f, memory %.2f, time %.2f\n", name.c_str(),
-                growth_exponent(cells, elements), growth_exponent(cells, bytes), growth_exponent(cells, seconds));
+                       {"time", time_exponent}};
+    std::printf("\n%s growth exponents: elements %.2f, memory %.2f, time %s\n", name.c_str(),
+                growth_exponent(cells, elements), growth_exponent(cells, bytes),
+                arguments.frames > 0 ? std::to_string(time_exponent).c_str() : "(not stepped)");
   }
   // Memory against the uniform grid at the same cell size (measured where both ran), and against
   // the paper's box array (every cell of the bounding box at the uniform run's bytes per element).
@@ -245,9 +249,13 @@ nlohmann::json run_growth(const Arguments& arguments, const oct::OctreeScene& sc
       std::printf("| %d | – | – | %.1f (estimated) | – | – |\n", octree.cells, box_ratio);
       continue;
     }
-    std::printf("| %d | %.3f | %.1f | %.1f | %.2f | %.2f |\n", octree.cells,
+    const bool stepped = octree.seconds > 0.0 && uniform->seconds > 0.0;
+    const std::string per_element =
+        stepped ? std::to_string((octree.seconds / octree.elements) / (uniform->seconds / uniform->elements)) : "–";
+    const std::string speedup = stepped ? std::to_string(uniform->seconds / octree.seconds) : "–";
+    std::printf("| %d | %.3f | %.1f | %.1f | %s | %s |\n", octree.cells,
                 static_cast<double>(octree.elements) / uniform->elements, uniform->bytes / octree.bytes, box_ratio,
-                (octree.seconds / octree.elements) / (uniform->seconds / uniform->elements), uniform->seconds / octree.seconds);
+                per_element.c_str(), speedup.c_str());
   }
   return {{"rows", json}, {"exponents", exponents}};
 }
@@ -557,7 +565,7 @@ nlohmann::json run_direct(const Arguments& arguments, const oct::OctreeScene& sc
 
 int main(int argc, char** argv) {
   const Arguments arguments = bench::parse_command_line("bench_octree", [&] { return parse_arguments(argc, argv); });
-  fem::SurfaceMesh surface = fem::read_surface_mesh(arguments.mesh);
+  fem::SurfaceMesh surface = fem::read_closed_surface(arguments.mesh);
   const oct::OctreeScene scene = oct::make_octree_scene(std::move(surface), arguments.mesh);
   nlohmann::json json;
   std::cout << "# bench_octree: " << scene.description << "\n";
