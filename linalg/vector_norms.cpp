@@ -20,6 +20,12 @@ double norm2(std::span<const double> v) {
   return largest * std::sqrt(scaled_sum);
 }
 
+double dot(std::span<const double> a, std::span<const double> b) {
+  double sum = 0.0;
+  for (std::size_t i = 0; i < a.size(); ++i) sum += a[i] * b[i];
+  return sum;
+}
+
 double relative_norm2(std::span<const double> r, std::span<const double> b) {
   const double b_norm = norm2(b);
   const double r_norm = norm2(r);

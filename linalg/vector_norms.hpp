@@ -13,6 +13,9 @@ namespace cholsim::linalg {
 /// an entry is infinite.
 [[nodiscard]] double norm2(std::span<const double> v);
 
+/// aᵀb (sizes must match), summed in index order.
+[[nodiscard]] double dot(std::span<const double> a, std::span<const double> b);
+
 /// ‖r‖₂ / ‖b‖₂, or ‖r‖₂ when b = 0 (an absolute residual is the only meaningful figure then).
 [[nodiscard]] double relative_norm2(std::span<const double> r, std::span<const double> b);
 

@@ -22,12 +22,6 @@ double seconds_since(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
 
-double euclidean_norm(std::span<const double> v) {
-  double sum = 0.0;
-  for (const double value : v) sum += value * value;
-  return std::sqrt(sum);
-}
-
 }  // namespace
 
 OctreeLinearSolver parse_octree_solver(const std::string& name) {
@@ -139,7 +133,7 @@ double OctreeFlesh::residual(std::span<const double> x, std::span<const double> 
   linalg::parallel_chunks(static_cast<Index>(x.size()), options_.threads, [&](Index first, Index last) {
     for (Index k = first; k < last; ++k) g[k] = mass_scale * mass[k / 3] * (x[k] - predicted[k]) - forces[k];
   });
-  return euclidean_norm(g);
+  return linalg::norm2(g);
 }
 
 int OctreeFlesh::solve(std::span<const double> rhs, std::span<double> dx, double& relative_residual) {

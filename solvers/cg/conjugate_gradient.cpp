@@ -5,15 +5,13 @@
 #include <string>
 #include <vector>
 
+#include "linalg/vector_norms.hpp"
+
 namespace cholsim::solvers {
 
-namespace {
+using linalg::dot;
 
-double dot(std::span<const double> a, std::span<const double> b) {
-  double sum = 0.0;
-  for (std::size_t i = 0; i < a.size(); ++i) sum += a[i] * b[i];
-  return sum;
-}
+namespace {
 
 [[noreturn]] void not_positive_definite(const char* what, std::int64_t iteration, double value) {
   throw std::runtime_error("conjugate_gradient: " + std::string(what) + " = " +

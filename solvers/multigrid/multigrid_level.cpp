@@ -5,15 +5,13 @@
 #include <stdexcept>
 #include <string>
 
+#include "linalg/vector_norms.hpp"
+
 namespace cholsim::solvers {
 
-namespace {
+using linalg::dot;
 
-double dot(std::span<const double> a, std::span<const double> b) {
-  double sum = 0.0;
-  for (std::size_t i = 0; i < a.size(); ++i) sum += a[i] * b[i];
-  return sum;
-}
+namespace {
 
 std::vector<double> random_vector(linalg::Index size, std::mt19937& generator) {
   std::uniform_real_distribution<double> uniform(-1.0, 1.0);
