@@ -133,6 +133,8 @@ void add_octree_section(Report& report, const oct::OctreeFlesh& flesh, const Oct
   report.add("bytes_per_element", "bytes per element",
              static_cast<double>(flesh.memory_bytes()) / mesh.element_count(),
              format_fixed(static_cast<double>(flesh.memory_bytes()) / mesh.element_count(), 0));
+  report.add("ghost_share", "ghost elements of the parallel blocks", hierarchy.op(0).blocks().ghost_share(),
+             format_fixed(100.0 * hierarchy.op(0).blocks().ghost_share(), 1) + " %");
   report.add_seconds("build_s", "construction", build_seconds);
 }
 

@@ -26,6 +26,7 @@ class ElementBlocks {
   [[nodiscard]] linalg::Index block_count() const { return static_cast<linalg::Index>(block_start_.size()) - 1; }
   /// The block owning `node`: the only one that writes to it.
   [[nodiscard]] linalg::Index owner(linalg::Index node) const { return node_owner_[static_cast<std::size_t>(node)]; }
+  [[nodiscard]] std::span<const linalg::Index> owners() const { return node_owner_; }
 
   /// Calls visit(element, block) for every element touching block's nodes, blocks in parallel;
   /// `visit` must write only to nodes n with owner(n) == block.

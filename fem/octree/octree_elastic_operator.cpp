@@ -87,20 +87,7 @@ void OctreeElasticOperator::linearize_at(std::span<const double> x) {
 
 void OctreeElasticOperator::scatter_owned(Index element, Index block, const HexNodes& values,
                                           std::span<double> nodal) const {
-  const std::array<Index, 8>& nodes = mesh_->conforming_nodes[element];
-  if (mesh_->hanging[element] == 0) {  // W = I: most elements
-    for (int b = 0; b < 8; ++b) {
-      if (blocks_.owner(nodes[b]) == block) add_nodal(nodal, nodes[b], values[b]);
-    }
-    return;
-  }
-  const std::array<std::array<double, 8>, 8> w = mesh_->interpolation_matrix(element);
-  for (int b = 0; b < 8; ++b) {
-    if (blocks_.owner(nodes[b]) != block) continue;
-    Vec3 sum;
-    for (int a = 0; a < 8; ++a) sum += w[a][b] * values[a];
-    add_nodal(nodal, nodes[b], sum);
-  }
+  mesh_->scatter_add_owned(element, values, nodal, blocks_.owners(), block);
 }
 
 void OctreeElasticOperator::apply(std::span<const double> x, std::span<double> y) const {

@@ -217,19 +217,37 @@ void OctreeMesh::gather(Index e, std::span<const double> nodal, std::array<Vec3,
   }
 }
 
-void OctreeMesh::scatter_add(Index e, const std::array<Vec3, 8>& primary, std::span<double> nodal) const {
+namespace {
+
+/// f̃_b += Σ_a W_ab f_a for the conforming nodes b that `keep` accepts, W from the compact rows.
+template <typename Keep>
+void scatter_rows(const OctreeMesh& mesh, Index e, const std::array<Vec3, 8>& primary, std::span<double> nodal,
+                  const Keep& keep) {
   const auto ue = static_cast<std::size_t>(e);
-  const int child = child_number(elements[ue]);
+  const int child = child_number(mesh.elements[ue]);
   for (int a = 0; a < 8; ++a) {
-    const InterpolationRow row = interpolation_row(child, hanging[ue], a);
+    const InterpolationRow row = interpolation_row(child, mesh.hanging[ue], a);
     const Vec3 share = primary[static_cast<std::size_t>(a)] / static_cast<double>(row.count);
     for (int k = 0; k < row.count; ++k) {
-      const auto first = 3 * static_cast<std::size_t>(conforming_nodes[ue][static_cast<std::size_t>(row.columns[static_cast<std::size_t>(k)])]);
+      const Index node = mesh.conforming_nodes[ue][static_cast<std::size_t>(row.columns[static_cast<std::size_t>(k)])];
+      if (!keep(node)) continue;
+      const auto first = 3 * static_cast<std::size_t>(node);
       nodal[first] += share.x;
       nodal[first + 1] += share.y;
       nodal[first + 2] += share.z;
     }
   }
+}
+
+}  // namespace
+
+void OctreeMesh::scatter_add(Index e, const std::array<Vec3, 8>& primary, std::span<double> nodal) const {
+  scatter_rows(*this, e, primary, nodal, [](Index) { return true; });
+}
+
+void OctreeMesh::scatter_add_owned(Index e, const std::array<Vec3, 8>& primary, std::span<double> nodal,
+                                   std::span<const Index> owner, Index block) const {
+  scatter_rows(*this, e, primary, nodal, [&](Index node) { return owner[static_cast<std::size_t>(node)] == block; });
 }
 
 std::array<std::array<double, 8>, 8> OctreeMesh::interpolation_matrix(Index e) const {

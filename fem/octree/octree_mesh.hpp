@@ -50,6 +50,10 @@ struct OctreeMesh {
   void gather(linalg::Index e, std::span<const double> nodal, std::array<Vec3, 8>& primary) const;
   /// f̃_b += Σ_a W_ab f_a into `nodal` (3 per node): the transpose of gather (§3.2, forces).
   void scatter_add(linalg::Index e, const std::array<Vec3, 8>& primary, std::span<double> nodal) const;
+  /// scatter_add onto only the conforming nodes n with owner[n] == block: one Morton block's
+  /// share in a parallel element loop (§9, Algorithm 2).
+  void scatter_add_owned(linalg::Index e, const std::array<Vec3, 8>& primary, std::span<double> nodal,
+                         std::span<const linalg::Index> owner, linalg::Index block) const;
   /// W_ab = Ñ_b(ξ_a): rows a = primary nodes, columns b = conforming nodes of e (local order).
   [[nodiscard]] std::array<std::array<double, 8>, 8> interpolation_matrix(linalg::Index e) const;
   /// Bytes of everything it holds (capacities).
