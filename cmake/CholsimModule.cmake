@@ -22,6 +22,11 @@ function(cholsim_add_module name)
     # A sanitized static library calls into the sanitizer runtimes, so whoever links it —
     # the installed package's consumers included — must link those runtimes too.
     target_link_options(cholsim_${name} INTERFACE -fsanitize=address,undefined)
+    # The libraries at -O1 (AddressSanitizer's advice for usable speed; Debug keeps the
+    # assertions): the tests' time is spent in them — the sanitized suite took 608 s at -O0,
+    # 177 s with everything at -O1. The tests and apps stay at -O0, which compiles faster
+    # (all at -O1 the sanitizer build alone took 13.5 of CI's 30 minutes).
+    target_compile_options(cholsim_${name} PRIVATE $<$<COMPILE_LANGUAGE:CXX>:-O1>)
   endif()
   install(TARGETS cholsim_${name} EXPORT cholsimTargets
     ARCHIVE DESTINATION lib LIBRARY DESTINATION lib RUNTIME DESTINATION bin)
