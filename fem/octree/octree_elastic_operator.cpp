@@ -4,6 +4,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "fem/mesh/tet_mesh.hpp"
+
 namespace cholsim::fem::octree {
 
 using linalg::Index;
@@ -11,11 +13,6 @@ using linalg::Mat3;
 using linalg::Vec3;
 
 namespace {
-
-Vec3 nodal_value(std::span<const double> values, Index node) {
-  const auto k = static_cast<std::size_t>(3 * node);
-  return {values[k], values[k + 1], values[k + 2]};
-}
 
 void add_nodal(std::span<double> values, Index node, const Vec3& v) {
   const auto k = static_cast<std::size_t>(3 * node);
@@ -60,12 +57,11 @@ OctreeElasticOperator::OctreeElasticOperator(const OctreeMesh& mesh, std::vector
                                 std::to_string(mass_.size()) + " masses for " + std::to_string(mesh.element_count()) +
                                 " elements and " + std::to_string(mesh.node_count()) + " nodes");
   }
-  const std::vector<Mat3> rest(static_cast<std::size_t>(mesh.element_count()), Mat3::identity());
-  linearize(rest);
+  linearize(std::vector<Mat3>(static_cast<std::size_t>(mesh.element_count()), Mat3::identity()));
 }
 
-void OctreeElasticOperator::linearize(std::span<const Mat3> deformation_gradients) {
-  deformation_gradients_.assign(deformation_gradients.begin(), deformation_gradients.end());
+void OctreeElasticOperator::linearize(std::vector<Mat3> deformation_gradients) {
+  deformation_gradients_ = std::move(deformation_gradients);
   linearization_.resize(lame_.size());
   blocks_.run_own(threads_, [&](Index first, Index last) {
     for (Index e = first; e < last; ++e) linearization_[e] = linearize_hex(deformation_gradients_[e], lame_[e]);
@@ -105,9 +101,7 @@ void OctreeElasticOperator::apply(std::span<const double> x, std::span<double> y
     scatter_owned(e, block, product, y);
   });
   for (const EmbeddedSpring& spring : springs_) {  // few: serial
-    const EmbeddedPoint& p = points_[spring.point];
-    const Vec3 force = spring.stiffness * point_position(spring.point, x);
-    for (int b = 0; b < 8; ++b) add_nodal(y, mesh_->conforming_nodes[p.element][b], p.weights[b] * force);
+    spread_from_point(spring.point, spring.stiffness * point_position(spring.point, x), y);
   }
 }
 
@@ -157,15 +151,17 @@ std::vector<double> OctreeElasticOperator::block_diagonal() const {
   return blocks;
 }
 
-linalg::SymmetricCscMatrix OctreeElasticOperator::assemble() const {
+const linalg::SymmetricCscMatrix& OctreeElasticOperator::assemble() const {
   if (!pattern_) {
     std::vector<Index> element_nodes;
     element_nodes.reserve(static_cast<std::size_t>(8 * mesh_->element_count()));
     for (const std::array<Index, 8>& nodes : mesh_->conforming_nodes) element_nodes.insert(element_nodes.end(), nodes.begin(), nodes.end());
     pattern_ = std::make_unique<linalg::AssemblyPattern>(mesh_->node_count(), 3, 8, element_nodes);
+    assembled_ = pattern_->zero_matrix();
   }
-  linalg::SymmetricCscMatrix a = pattern_->zero_matrix();
+  linalg::SymmetricCscMatrix& a = assembled_;
   std::vector<double>& values = a.lower.values;
+  std::fill(values.begin(), values.end(), 0.0);
   for (Index e = 0; e < mesh_->element_count(); ++e) {
     HexMatrix k = hex_stiffness_matrix(linearization_[e], mesh_->element_size(e), lame_[e]);
     if (mesh_->hanging[e] != 0) k = conforming_matrix(k, mesh_->interpolation_matrix(e));
@@ -236,24 +232,28 @@ double OctreeElasticOperator::elastic_energy(std::span<const double> x) const {
 Vec3 OctreeElasticOperator::point_position(Index p, std::span<const double> x) const {
   const EmbeddedPoint& point = points_[p];
   Vec3 position;
-  for (int b = 0; b < 8; ++b) position += point.weights[b] * nodal_value(x, mesh_->conforming_nodes[point.element][b]);
+  for (int b = 0; b < 8; ++b) position += point.weights[b] * node_position(x, mesh_->conforming_nodes[point.element][b]);
   return position;
+}
+
+void OctreeElasticOperator::spread_from_point(Index p, const Vec3& value, std::span<double> nodal) const {
+  const EmbeddedPoint& point = points_[p];
+  for (int b = 0; b < 8; ++b) add_nodal(nodal, mesh_->conforming_nodes[point.element][b], point.weights[b] * value);
 }
 
 double OctreeElasticOperator::add_spring_forces(std::span<const double> x, std::span<double> forces) const {
   double energy = 0.0;
   for (const EmbeddedSpring& spring : springs_) {
-    const EmbeddedPoint& p = points_[spring.point];
     const Vec3 stretch = point_position(spring.point, x) - spring.target;
     const Vec3 force = -(spring.stiffness * stretch);
     energy -= 0.5 * linalg::dot(stretch, force);
-    for (int b = 0; b < 8; ++b) add_nodal(forces, mesh_->conforming_nodes[p.element][b], p.weights[b] * force);
+    spread_from_point(spring.point, force, forces);
   }
   return energy;
 }
 
 std::size_t OctreeElasticOperator::memory_bytes() const {
-  return blocks_.memory_bytes() + (pattern_ ? pattern_->bytes() : 0) + lame_.capacity() * sizeof(Lame) + mass_.capacity() * sizeof(double) +
+  return blocks_.memory_bytes() + (pattern_ ? pattern_->bytes() + assembled_.lower.values.capacity() * sizeof(double) : 0) + lame_.capacity() * sizeof(Lame) + mass_.capacity() * sizeof(double) +
          deformation_gradients_.capacity() * sizeof(Mat3) + linearization_.capacity() * sizeof(HexLinearization) + points_.capacity() * sizeof(EmbeddedPoint) +
          springs_.capacity() * sizeof(EmbeddedSpring);
 }

@@ -49,7 +49,7 @@ class OctreeElasticOperator {
   void set_springs(std::span<const EmbeddedSpring> springs) { springs_.assign(springs.begin(), springs.end()); }
   /// The linearization at one deformation gradient per element (§4.2); the gradients are kept
   /// (a coarser level averages them, §7.3).
-  void linearize(std::span<const linalg::Mat3> deformation_gradients);
+  void linearize(std::vector<linalg::Mat3> deformation_gradients);
   /// The linearization at nodal positions x: F at every element centre (§4.1.1), then as above.
   void linearize_at(std::span<const double> x);
   [[nodiscard]] std::span<const linalg::Mat3> deformation_gradients() const { return deformation_gradients_; }
@@ -64,7 +64,8 @@ class OctreeElasticOperator {
   /// `direct` solver, and the tests' oracle. The pattern (every pair of an element's
   /// conforming nodes) is built on the first call and kept, so the factorization sees one
   /// pattern for a whole run (DESIGN.md "Assembly is pattern-stable").
-  [[nodiscard]] linalg::SymmetricCscMatrix assemble() const;
+  /// The matrix is kept and refilled by the next call (no allocation per Newton step).
+  [[nodiscard]] const linalg::SymmetricCscMatrix& assemble() const;
 
   /// F at every element centre for nodal positions x (3 per node) (§4.1.1).
   void deformation_gradients(std::span<const double> x, std::span<linalg::Mat3> f) const;
@@ -92,6 +93,8 @@ class OctreeElasticOperator {
  private:
   /// f̃_b += Σ_a W_ab values_a for the conforming nodes of `element` owned by `block`.
   void scatter_owned(linalg::Index element, linalg::Index block, const HexNodes& values, std::span<double> nodal) const;
+  /// nodal += Ñ_b(ξ_p)·value on the conforming nodes of embedded point p (§8: Wᵀ of a point).
+  void spread_from_point(linalg::Index p, const linalg::Vec3& value, std::span<double> nodal) const;
 
   const OctreeMesh* mesh_;
   ElementBlocks blocks_;
@@ -104,6 +107,7 @@ class OctreeElasticOperator {
   std::vector<EmbeddedPoint> points_;
   std::vector<EmbeddedSpring> springs_;
   mutable std::unique_ptr<linalg::AssemblyPattern> pattern_;  ///< made by the first assemble()
+  mutable linalg::SymmetricCscMatrix assembled_;               ///< assemble()'s matrix, refilled
 };
 
 /// Lumped masses: density·h³ of every element split over its 8 primary nodes and carried to

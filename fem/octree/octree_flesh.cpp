@@ -70,6 +70,9 @@ OctreeFlesh::OctreeFlesh(const BalancedOctree& tree, std::vector<Vec3> bone_poin
   }
   x_ = rest_;
   v_.assign(rest_.size(), 0.0);
+  for (std::vector<double>* vector : {&work_.predicted, &work_.iterate, &work_.residual, &work_.correction, &work_.forces}) {
+    vector->resize(rest_.size());
+  }
   anchors_.resize(surface_points.size());
   in_contact_.assign(surface_points.size(), 0);
   const double stiffness_scale = options.young_modulus * finest.cell_size;
@@ -127,7 +130,8 @@ double OctreeFlesh::residual(std::span<const double> x, std::span<const double> 
   OctreeElasticOperator& op = hierarchy_->op(0);
   op.linearize_at(x);  // the residual's forces and the Newton step's stiffness share its SVDs
   const std::span<const double> mass = op.nodal_mass();
-  std::vector<double> forces(x.size(), 0.0);
+  std::vector<double>& forces = work_.forces;
+  std::fill(forces.begin(), forces.end(), 0.0);
   op.add_linearized_forces(x, forces);
   op.add_spring_forces(x, forces);
   linalg::parallel_chunks(static_cast<Index>(x.size()), options_.threads, [&](Index first, Index last) {
@@ -163,7 +167,7 @@ int OctreeFlesh::solve(std::span<const double> rhs, std::span<double> dx, double
       return static_cast<int>(result.iterations);
     }
     case OctreeLinearSolver::direct: {
-      const linalg::SymmetricCscMatrix a = op.assemble();
+      const linalg::SymmetricCscMatrix& a = op.assemble();
       if (direct_) {
         direct_->refactor(a);
       } else {
@@ -187,7 +191,10 @@ const OctreeFrameStats& OctreeFlesh::step(double time, std::span<const Vec3> bon
   const double dt = options_.time_step;
   const double end_time = time + dt;
   const std::size_t n = x_.size();
-  std::vector<double> predicted(n), x(n), g(n), dx(n);
+  std::vector<double>& predicted = work_.predicted;
+  std::vector<double>& x = work_.iterate;
+  std::vector<double>& g = work_.residual;
+  std::vector<double>& dx = work_.correction;
   for (std::size_t k = 0; k < n; ++k) {
     predicted[k] = x_[k] + dt * v_[k] + dt * dt * options_.gravity[static_cast<int>(k % 3)];
     x[k] = x_[k] + dt * v_[k];
@@ -262,8 +269,9 @@ double OctreeFlesh::kinetic_energy() const {
 std::size_t OctreeFlesh::memory_bytes() const {
   const std::size_t vectors = (rest_.capacity() + x_.capacity() + v_.capacity()) * sizeof(double) +
                               springs_.capacity() * sizeof(EmbeddedSpring) + anchors_.capacity() * sizeof(Vec3);
-  // The step's work vectors of 3 values per node: predicted, x, g, dx and residual()'s forces.
-  return hierarchy_->memory_bytes() + vectors + 5 * x_.size() * sizeof(double) +
+  const std::size_t work = (work_.predicted.capacity() + work_.iterate.capacity() + work_.residual.capacity() +
+                            work_.correction.capacity() + work_.forces.capacity()) * sizeof(double);
+  return hierarchy_->memory_bytes() + vectors + work +
          (direct_ ? direct_->factor_bytes() : 0);
 }
 

@@ -98,6 +98,14 @@ class OctreeFlesh {
   std::vector<linalg::Vec3> anchors_;   ///< per surface point: tangential anchor while in contact
   std::vector<char> in_contact_;
   std::vector<EmbeddedSpring> springs_;
+  /// A step's vectors (3 values per node), kept so that a time step allocates none of them.
+  struct StepWork {
+    std::vector<double> predicted;   ///< x̂ = x + Δt·v + Δt²·g
+    std::vector<double> iterate;     ///< Newton's x
+    std::vector<double> residual;    ///< g, then −g as the right-hand side
+    std::vector<double> correction;  ///< dx
+    std::vector<double> forces;      ///< residual()'s elastic and spring forces
+  } work_;
   std::unique_ptr<solvers::DirectCoarseSolver> direct_;  ///< the `direct` solver's factor
   double bone_stiffness_ = 0.0, contact_stiffness_ = 0.0;
   OctreeFrameStats stats_;

@@ -166,7 +166,7 @@ void OctreeHierarchy::prepare(std::span<const EmbeddedSpring> springs, double ma
     set_smoother_data(cycle_->level(l), *level.op);
   }
   if (!direct_coarsest_) return;
-  const linalg::SymmetricCscMatrix coarsest = levels_.back()->op->assemble();
+  const linalg::SymmetricCscMatrix& coarsest = levels_.back()->op->assemble();
   if (coarse_solver_) {
     coarse_solver_->refactor(coarsest);
   } else {

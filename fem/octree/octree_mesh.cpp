@@ -8,6 +8,7 @@
 
 #include <tbb/parallel_sort.h>
 
+#include "fem/mesh/tet_mesh.hpp"
 #include "linalg/parallel_loops.hpp"
 
 namespace cholsim::fem::octree {
@@ -157,11 +158,6 @@ void number_conforming_nodes(OctreeMesh& mesh, std::span<const std::uint64_t> ke
   });
 }
 
-Vec3 nodal_value(std::span<const double> nodal, Index node) {
-  const auto first = 3 * static_cast<std::size_t>(node);
-  return {nodal[first], nodal[first + 1], nodal[first + 2]};
-}
-
 /// Trilinear shape functions N_a(ξ) of the primary nodes.
 std::array<double, 8> trilinear_weights(const Vec3& xi) {
   std::array<double, 8> n{};
@@ -212,7 +208,7 @@ void OctreeMesh::gather(Index e, std::span<const double> nodal, std::array<Vec3,
   for (int a = 0; a < 8; ++a) {
     const InterpolationRow row = interpolation_row(child, hanging[ue], a);
     Vec3 sum;
-    for (int k = 0; k < row.count; ++k) sum += nodal_value(nodal, conforming_nodes[ue][static_cast<std::size_t>(row.columns[static_cast<std::size_t>(k)])]);
+    for (int k = 0; k < row.count; ++k) sum += fem::node_position(nodal, conforming_nodes[ue][static_cast<std::size_t>(row.columns[static_cast<std::size_t>(k)])]);
     primary[static_cast<std::size_t>(a)] = sum / static_cast<double>(row.count);
   }
 }

@@ -1,6 +1,7 @@
 #include "solvers/multigrid/multigrid_solve.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <random>
 #include <stdexcept>
@@ -17,27 +18,31 @@ namespace {
 // MGPCG iteration serial (measured on the octree armadillo at 128 cells: 10 iterations 277 ms,
 // of which cycles and operator 223 ms). The dot products sum fixed chunks in a fixed order, so
 // the result does not depend on the thread count.
-constexpr std::size_t kChunkLength = 8192;
+// At most kMaxChunks chunks of at least kMinChunkLength entries: the partial sums live on the
+// stack (no allocation per dot product) and their count depends on n alone.
+constexpr std::size_t kMinChunkLength = 8192;
+constexpr std::size_t kMaxChunks = 256;
 
-std::size_t chunk_count(std::size_t n) { return (n + kChunkLength - 1) / kChunkLength; }
+std::size_t chunk_length(std::size_t n) { return std::max(kMinChunkLength, (n + kMaxChunks - 1) / kMaxChunks); }
 
 template <typename Body>
 void for_each_chunk(std::size_t n, int threads, Body&& body) {
-  const auto chunks = static_cast<linalg::Index>(chunk_count(n));
+  const std::size_t length = chunk_length(n);
+  const auto chunks = static_cast<linalg::Index>((n + length - 1) / length);
   linalg::parallel_chunks(chunks, threads, [&](linalg::Index first, linalg::Index last) {
     for (linalg::Index c = first; c < last; ++c) {
-      const std::size_t begin = static_cast<std::size_t>(c) * kChunkLength;
-      body(begin, std::min(n, begin + kChunkLength));
+      const std::size_t begin = static_cast<std::size_t>(c) * length;
+      body(static_cast<std::size_t>(c), begin, std::min(n, begin + length));
     }
   }, 2);
 }
 
 double dot(std::span<const double> a, std::span<const double> b, int threads = 1) {
-  std::vector<double> partial(chunk_count(a.size()), 0.0);
-  for_each_chunk(a.size(), threads, [&](std::size_t begin, std::size_t end) {
+  std::array<double, kMaxChunks> partial{};
+  for_each_chunk(a.size(), threads, [&](std::size_t chunk, std::size_t begin, std::size_t end) {
     double sum = 0.0;
     for (std::size_t i = begin; i < end; ++i) sum += a[i] * b[i];
-    partial[begin / kChunkLength] = sum;
+    partial[chunk] = sum;
   });
   double sum = 0.0;
   for (const double value : partial) sum += value;
@@ -111,7 +116,7 @@ MultigridSolveResult multigrid_pcg(VCycle& cycle, std::span<const double> b, std
     const double curvature = dot(p, ap, threads);
     if (!(curvature > 0.0)) not_positive_definite("pᵀAp", iteration, curvature);
     const double step = rz / curvature;
-    for_each_chunk(n, threads, [&](std::size_t begin, std::size_t end) {
+    for_each_chunk(n, threads, [&](std::size_t, std::size_t begin, std::size_t end) {
       for (std::size_t i = begin; i < end; ++i) {
         x[i] += step * p[i];
         r[i] -= step * ap[i];
@@ -123,7 +128,7 @@ MultigridSolveResult multigrid_pcg(VCycle& cycle, std::span<const double> b, std
     const double rz_next = dot(r, z, threads);
     const double beta = rz_next / rz;
     rz = rz_next;
-    for_each_chunk(n, threads, [&](std::size_t begin, std::size_t end) {
+    for_each_chunk(n, threads, [&](std::size_t, std::size_t begin, std::size_t end) {
       for (std::size_t i = begin; i < end; ++i) p[i] = z[i] + beta * p[i];
     });
   }

@@ -519,7 +519,7 @@ nlohmann::json run_direct(const Arguments& arguments, const oct::OctreeScene& sc
       mg_times.push_back(seconds_since(start));
     }
     const double mg_bytes = static_cast<double>(hierarchy.memory_bytes());
-    const cholsim::linalg::SymmetricCscMatrix a = hierarchy.op(0).assemble();
+    const cholsim::linalg::SymmetricCscMatrix& a = hierarchy.op(0).assemble();
     Clock::time_point start = Clock::now();
     solvers::DirectCoarseSolver direct(a, arguments.threads);
     const double analyse_and_factor = seconds_since(start);

@@ -136,9 +136,7 @@ TEST(OctreeElasticOperator, MatrixFreeProductEqualsTheAssembledMatrixAndIsSymmet
   SmallBody body;
   std::vector<double> x = node_positions(body.mesh);
   for (double& value : x) value += 0.002 * std::sin(37.0 * value);
-  std::vector<Mat3> f(static_cast<std::size_t>(body.mesh.element_count()));
-  body.op.deformation_gradients(x, f);
-  body.op.linearize(f);
+  body.op.linearize_at(x);
   body.op.set_mass_scale(100.0);
   add_test_springs(body);
   const linalg::SymmetricCscMatrix a = body.op.assemble();
@@ -163,9 +161,7 @@ TEST(OctreeElasticOperator, DiagonalEqualsTheAssembledDiagonal) {
   SmallBody body;
   std::vector<double> x = node_positions(body.mesh);
   for (double& value : x) value += 0.05 * std::cos(23.0 * value);
-  std::vector<Mat3> f(static_cast<std::size_t>(body.mesh.element_count()));
-  body.op.deformation_gradients(x, f);
-  body.op.linearize(f);
+  body.op.linearize_at(x);
   add_test_springs(body);
   const linalg::SymmetricCscMatrix a = body.op.assemble();
   const std::vector<double> d = body.op.diagonal();
@@ -182,9 +178,7 @@ TEST(OctreeElasticOperator, StiffnessIsTheDerivativeOfTheForcesNearRest) {
   // Stretched 5 %: Algorithm 1's clamp is inactive there (a compressed element clamps), so the
   // definiteness-fixed stiffness is the exact Hessian.
   for (double& value : x) value = 1.05 * value + 1e-3 * std::sin(11.0 * value);
-  std::vector<Mat3> f(static_cast<std::size_t>(body.mesh.element_count()));
-  body.op.deformation_gradients(x, f);
-  body.op.linearize(f);
+  body.op.linearize_at(x);
   const std::vector<double> direction = random_vector(x.size(), 3);
   std::vector<double> product(x.size());
   body.op.apply(direction, product);
