@@ -82,12 +82,11 @@ OctreeFlesh::OctreeFlesh(const BalancedOctree& tree, std::vector<Vec3> bone_poin
 
 OctreeFlesh::~OctreeFlesh() = default;
 
-std::vector<EmbeddedSpring> OctreeFlesh::springs_at(std::span<const double> x, double time,
-                                                   std::span<const Vec3> bone_targets) {
-  std::vector<EmbeddedSpring> springs;
+void OctreeFlesh::update_springs(std::span<const double> x, double time, std::span<const Vec3> bone_targets) {
+  springs_.clear();
   const Mat3 bone_stiffness = bone_stiffness_ * Mat3::identity();
-  for (Index p = 0; p < bone_count_; ++p) springs.push_back({p, bone_stiffness, bone_targets[p]});
-  if (obstacles_.empty()) return springs;
+  for (Index p = 0; p < bone_count_; ++p) springs_.push_back({p, bone_stiffness, bone_targets[p]});
+  if (obstacles_.empty()) return;
   const OctreeElasticOperator& op = hierarchy_->op(0);
   const double tangential = options_.tangential_ratio * contact_stiffness_;
   for (std::size_t s = 0; s < anchors_.size(); ++s) {
@@ -105,24 +104,20 @@ std::vector<EmbeddedSpring> OctreeFlesh::springs_at(std::span<const double> x, d
     const double limit = options_.friction * contact_stiffness_ * -near.distance;
     const double pull = tangential * linalg::norm(slip);
     if (pull > limit) slip = (limit / pull) * slip;
-    springs.push_back({point, contact_stiffness_ * normal_part + tangential * (Mat3::identity() - normal_part), q + slip});
+    springs_.push_back({point, contact_stiffness_ * normal_part + tangential * (Mat3::identity() - normal_part), q + slip});
   }
-  return springs;
 }
 
-void OctreeFlesh::update_contact_anchors(double time) {
-  const OctreeElasticOperator& op = hierarchy_->op(0);
-  std::vector<char> touching(anchors_.size(), 0);
+void OctreeFlesh::update_contact_anchors() {
+  // springs_ were made at the step's final positions: its contact springs are the points in
+  // contact there, their targets the capped anchors (a sliding point drags its anchor along).
+  std::fill(in_contact_.begin(), in_contact_.end(), 0);
   for (const EmbeddedSpring& spring : springs_) {
     if (spring.point < bone_count_) continue;
     const auto s = static_cast<std::size_t>(spring.point - bone_count_);
-    const Vec3 p = op.point_position(spring.point, x_);
-    if (nearest_obstacle(obstacles_, p, time).distance < 0.0) {
-      anchors_[s] = spring.target;  // the capped anchor: a sliding point drags it along
-      touching[s] = 1;
-    }
+    anchors_[s] = spring.target;
+    in_contact_[s] = 1;
   }
-  in_contact_ = std::move(touching);
 }
 
 double OctreeFlesh::residual(std::span<const double> x, std::span<const double> predicted, std::span<double> g) {
@@ -201,7 +196,7 @@ const OctreeFrameStats& OctreeFlesh::step(double time, std::span<const Vec3> bon
   }
   double scale = 0.0;
   for (int newton = 0;; ++newton) {
-    springs_ = springs_at(x, end_time, bone_targets);
+    update_springs(x, end_time, bone_targets);
     hierarchy_->op(0).set_springs(springs_);
     const double norm = residual(x, predicted, g);
     if (newton == 0) {
@@ -230,7 +225,7 @@ const OctreeFrameStats& OctreeFlesh::step(double time, std::span<const Vec3> bon
     v_[k] = (x[k] - x_[k]) / dt;
     x_[k] = x[k];
   }
-  update_contact_anchors(end_time);
+  update_contact_anchors();
   for (const char touching : in_contact_) stats_.contacts += touching;
   stats_.seconds = seconds_since(start);
   return stats_;

@@ -82,13 +82,13 @@ class OctreeFlesh {
   [[nodiscard]] const OctreeFleshOptions& options() const { return options_; }
 
  private:
-  /// Bone and contact springs at positions x (contact anchors are the previous step's).
-  std::vector<EmbeddedSpring> springs_at(std::span<const double> x, double time, std::span<const linalg::Vec3> bone_targets);
+  /// springs_ = the bone and contact springs at positions x (contact anchors are the previous step's).
+  void update_springs(std::span<const double> x, double time, std::span<const linalg::Vec3> bone_targets);
   /// g = M(x − x̂)/Δt² − f(x), returning ‖g‖; linearizes the finest level at x on the way.
   double residual(std::span<const double> x, std::span<const double> predicted, std::span<double> g);
   /// Solves A·dx = rhs with the chosen solver within the caps; returns iterations.
   int solve(std::span<const double> rhs, std::span<double> dx, double& relative_residual);
-  void update_contact_anchors(double time);
+  void update_contact_anchors();
 
   OctreeFleshOptions options_;
   std::unique_ptr<OctreeHierarchy> hierarchy_;

@@ -77,7 +77,7 @@ OctreeHierarchy::OctreeHierarchy(const BalancedOctree& tree, const Lame& lame, d
                                  const OctreeLevelsOptions& options)
     : direct_coarsest_(options.direct_coarsest), smoother_(options.cycle.smoother), threads_(options.threads) {
   auto finest = std::make_unique<Level>();
-  finest->mesh = make_octree_mesh(tree, 0);
+  finest->mesh = make_octree_mesh(tree, 0, threads_);
   std::vector<Lame> finest_lame(static_cast<std::size_t>(finest->mesh.element_count()), lame);
   finest->op = std::make_unique<OctreeElasticOperator>(finest->mesh, std::move(finest_lame),
                                                        lumped_masses(finest->mesh, density), threads_);
@@ -85,10 +85,10 @@ OctreeHierarchy::OctreeHierarchy(const BalancedOctree& tree, const Lame& lame, d
   while (level_count() < options.max_levels && levels_.back()->mesh.node_count() > options.coarsest_nodes) {
     Level& fine = *levels_.back();
     auto coarse = std::make_unique<Level>();
-    coarse->mesh = make_octree_mesh(tree, level_count());
+    coarse->mesh = make_octree_mesh(tree, level_count(), threads_);
     if (coarse->mesh.node_count() >= fine.mesh.node_count()) break;  // nothing left to coarsen
-    fine.to_coarser = make_transfer(fine.mesh, coarse->mesh);
-    fine.coarse_element_of = coarse_elements_of(fine.mesh, coarse->mesh);
+    fine.to_coarser = make_transfer(fine.mesh, coarse->mesh, threads_);
+    fine.coarse_element_of = coarse_elements_of(fine.mesh, coarse->mesh, threads_);
     coarse->op = std::make_unique<OctreeElasticOperator>(
         coarse->mesh, coarsen_lame(fine.mesh, fine.op->lame(), coarse->mesh, fine.coarse_element_of),
         restrict_masses(fine.to_coarser, coarse->mesh, fine.op->nodal_mass(), threads_), threads_);
