@@ -66,38 +66,40 @@ fem::SurfaceMesh load_surface(const std::string& file, std::string& name) {
 }
 
 /// The hexahedra of the finest level for VTK: non-hanging corners are the mesh's nodes,
-/// hanging corners extra points interpolated from the conforming nodes (§3.2).
+/// hanging corners extra points interpolated from the conforming nodes (§3.2). The cells and
+/// the extra points' numbering are the same every frame, so they are made once.
 class OctreeVolumeFrame {
  public:
   explicit OctreeVolumeFrame(const oct::OctreeMesh& mesh) : mesh_(mesh) {
+    // VTK orders a hexahedron's corners around the bottom face, then the top one.
+    constexpr int kVtkCorner[8] = {0, 1, 3, 2, 4, 5, 7, 6};
+    Index next_point = mesh.node_count();
     for (Index e = 0; e < mesh.element_count(); ++e) {
       level_.push_back(mesh.elements[e].level);
       hanging_.push_back(std::popcount(static_cast<unsigned>(mesh.hanging[e])));
+      for (const int a : kVtkCorner) {
+        const bool hangs = (mesh.hanging[e] >> a & 1) != 0;
+        cells_.push_back(hangs ? next_point++ : mesh.conforming_nodes[e][a]);
+        if (hangs) hanging_corners_.push_back({e, a});
+      }
     }
   }
   bool write(VtuSeriesWriter& writer, double time, std::span<const double> x, std::span<const double> rest,
              std::span<const double> strain) {
+    const std::size_t values = x.size() + 3 * hanging_corners_.size();
+    positions_.reserve(values);
+    displacement_.reserve(values);  // no reallocation below: the gathers read its first part
     positions_.assign(x.begin(), x.end());
     displacement_.resize(x.size());
     for (std::size_t k = 0; k < x.size(); ++k) displacement_[k] = x[k] - rest[k];
-    cells_.clear();
-    // VTK orders a hexahedron's corners around the bottom face, then the top one.
-    constexpr int kVtkCorner[8] = {0, 1, 3, 2, 4, 5, 7, 6};
-    for (Index e = 0; e < mesh_.element_count(); ++e) {
-      fem::HexNodes corners, rest_corners;
-      mesh_.gather(e, x, corners);
-      mesh_.gather(e, rest, rest_corners);
-      for (const int a : kVtkCorner) {
-        if ((mesh_.hanging[e] >> a & 1) == 0) {
-          cells_.push_back(mesh_.conforming_nodes[e][a]);
-          continue;
-        }
-        cells_.push_back(static_cast<Index>(positions_.size() / 3));
-        const Vec3 d = corners[a] - rest_corners[a];
-        for (int i = 0; i < 3; ++i) {
-          positions_.push_back(corners[a][i]);
-          displacement_.push_back(d[i]);
-        }
+    const std::size_t nodal_values = x.size();
+    for (const HangingCorner& corner : hanging_corners_) {
+      fem::HexNodes corners, displacements;
+      mesh_.gather(corner.element, x, corners);
+      mesh_.gather(corner.element, std::span<const double>(displacement_.data(), nodal_values), displacements);
+      for (int i = 0; i < 3; ++i) {
+        positions_.push_back(corners[corner.corner][i]);
+        displacement_.push_back(displacements[corner.corner][i]);
       }
     }
     const VtkField point_fields[] = {{"displacement", 3, displacement_}};
@@ -106,7 +108,12 @@ class OctreeVolumeFrame {
   }
 
  private:
+  struct HangingCorner {
+    Index element;
+    int corner;
+  };
   const oct::OctreeMesh& mesh_;
+  std::vector<HangingCorner> hanging_corners_;  ///< the extra points, in their numbering order
   std::vector<double> level_, hanging_, positions_, displacement_;
   std::vector<Index> cells_;
 };
