@@ -165,6 +165,7 @@ void OctreeHierarchy::prepare(std::span<const EmbeddedSpring> springs, double ma
     level.op->set_mass_scale(mass_scale);
     set_smoother_data(cycle_->level(l), *level.op);
   }
+  cycle_->check_levels();  // the new diagonals must still be positive (the cycle's own checks)
   if (!direct_coarsest_) return;
   const linalg::SymmetricCscMatrix& coarsest = levels_.back()->op->assemble();
   if (coarse_solver_) {

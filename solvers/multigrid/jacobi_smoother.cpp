@@ -1,10 +1,12 @@
 #include "solvers/multigrid/jacobi_smoother.hpp"
 
+#include <algorithm>
 #include <array>
 #include <stdexcept>
 #include <string>
 
 #include "linalg/parallel_loops.hpp"
+#include "linalg/small_matrix.hpp"
 
 namespace cholsim::solvers {
 
@@ -12,20 +14,13 @@ namespace {
 
 using linalg::Index;
 
-// y = B⁻¹·r for one symmetric 3×3 block B (row-major), by the adjugate: cheaper than keeping
+// y = B⁻¹·r for one 3×3 block B (row-major), by linalg's adjugate inverse: cheaper than keeping
 // inverted blocks, and never stale when a Newton step changes the level's blocks in place.
 std::array<double, 3> solve_block(const double* block, const std::array<double, 3>& r) {
-  const double c00 = block[4] * block[8] - block[5] * block[7];
-  const double c01 = block[5] * block[6] - block[3] * block[8];
-  const double c02 = block[3] * block[7] - block[4] * block[6];
-  const double c11 = block[0] * block[8] - block[2] * block[6];
-  const double c12 = block[2] * block[3] - block[0] * block[5];
-  const double c22 = block[0] * block[4] - block[1] * block[3];
-  const double inverse_determinant = 1.0 / (block[0] * c00 + block[1] * c01 + block[2] * c02);
-  // B symmetric: the adjugate is symmetric too, so its lower cofactors equal the upper ones.
-  return {(c00 * r[0] + c01 * r[1] + c02 * r[2]) * inverse_determinant,
-          (c01 * r[0] + c11 * r[1] + c12 * r[2]) * inverse_determinant,
-          (c02 * r[0] + c12 * r[1] + c22 * r[2]) * inverse_determinant};
+  linalg::Mat3 b;
+  std::copy(block, block + 9, b.entries.begin());
+  const linalg::Vec3 y = linalg::inverse(b) * linalg::Vec3{r[0], r[1], r[2]};
+  return {y.x, y.y, y.z};
 }
 
 // x ← (accumulate ? x : 0) + damping·B⁻¹·residual(i), the one loop both sweeps share. It
