@@ -1,0 +1,40 @@
+#pragma once
+// Scenes of articulated rigid bodies: the public REDMAX regression scenes we rebuild (their
+// reference energies are tests), the thesis' CHAIN (seed 002 §3.4, Fig. 3.2) and KLANN walker
+// (Fig. 3.3).
+#include <string>
+
+#include "fem/articulated/articulated_system.hpp"
+
+namespace cholsim::fem::articulated {
+
+struct ArticulatedScene {
+  std::string name;
+  ArticulatedSystem system;
+  Vec3 gravity{0.0, 0.0, -980.0};  ///< REDMAX's units: cm, g, s
+  double time_step = 1e-2;
+  double duration = 2.0;
+  bool joint_friction = false;
+  double joint_friction_coefficient = 0.6;  ///< μ inside the joints
+};
+
+/// REDMAX's MATLAB scenes (testRedMaxScenes.m) by their number: −1 (two-link chain), 0 (five
+/// links, alternating revolute and fixed joints), 27 (two links with frictional revolute joints,
+/// the axis 45° from gravity). Throws std::invalid_argument for another number.
+ArticulatedScene make_redmax_scene(int id);
+
+struct ChainOptions {
+  int links = 10;
+  double link_length = 10.0;    ///< cm
+  double link_width = 1.0;      ///< cm
+  double joint_radius = 0.5;    ///< R of Fig. 3.2 (2R stops the chain earlier)
+  double joint_height = 1.0;
+  double friction = 0.6;        ///< μ in the joints
+  double time_step = 1e-2;
+  double duration = 2.0;
+};
+
+/// CHAIN (§3.4): revolute joints whose axes are 45° from gravity, the chain horizontal at rest.
+ArticulatedScene make_chain_scene(const ChainOptions& options = {});
+
+}  // namespace cholsim::fem::articulated

@@ -1,0 +1,219 @@
+#include "fem/articulated/staggered_projections.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+#include <string>
+
+#include "linalg/blas.hpp"
+
+namespace cholsim::fem::articulated {
+namespace {
+
+/// The twist's effect on the body frame over h: R ← R exp(hω), x ← x + R h v.
+RigidTransform advance_frame(const RigidTransform& frame, const Vec6& twist, double h) {
+  const Vec3 w{twist[0], twist[1], twist[2]}, v{twist[3], twist[4], twist[5]};
+  return {frame.rotation * rotation_exponential(h * w), frame.translation + frame.rotation * (h * v)};
+}
+
+/// The nonzeros of a dense constraint matrix in CSC form (the QP problem's format).
+linalg::CscMatrix to_csc(const linalg::DenseMatrix& dense) {
+  linalg::Triplets entries;
+  for (Index c = 0; c < dense.cols(); ++c) {
+    for (Index r = 0; r < dense.rows(); ++r) {
+      if (dense(r, c) != 0.0) entries.add(r, c, dense(r, c));
+    }
+  }
+  return linalg::csc_from_triplets(dense.rows(), dense.cols(), entries);
+}
+
+}  // namespace
+
+JointError StaggeredProjections::joint_error(int link) const {
+  const auto i = static_cast<std::size_t>(link);
+  const JointSpec& joint = joints_[i];
+  const int parent = parents_[i];
+  const RigidTransform child = frames_[i] * joint_in_child_[i];
+  const RigidTransform parent_frame = (parent < 0 ? RigidTransform{} : frames_[static_cast<std::size_t>(parent)]) *
+                                      joint_in_parent_[i];
+  JointError error;
+  error.translation = parent_frame.translation - child.translation;
+  switch (joint.kind) {
+    case JointKind::revolute:  // the axes must agree; rotation about them is free
+      error.rotation = linalg::cross(child.rotation * joint.axis, parent_frame.rotation * joint.axis);
+      break;
+    case JointKind::prismatic: {  // no relative rotation; sliding along the axis is free
+      error.rotation = linalg::axial_vector(parent_frame.rotation * linalg::transpose(child.rotation));
+      const Vec3 axis = parent_frame.rotation * joint.axis;
+      error.translation = error.translation - linalg::dot(error.translation, axis) * axis;
+      break;
+    }
+    default: break;  // spherical: the centres only
+  }
+  return error;
+}
+
+std::vector<double> StaggeredProjections::stabilization_rhs(const linalg::DenseMatrix& normals, double h) const {
+  // Baumgarte at the velocity level: the joint rows ask for γ/h of the child twist that would
+  // move the child's joint frame onto the parent's (by the joint's error, about its origin).
+  // Being N applied to one twist, the right-hand side is consistent although a joint has many
+  // more rows than constrained directions (16 for a revolute joint's 5).
+  std::vector<double> rhs(static_cast<std::size_t>(normals.rows()), 0.0);
+  for (int i = 0; i < body_count(); ++i) {
+    const auto ui = static_cast<std::size_t>(i);
+    const auto nc = static_cast<Index>(contacts_.of(i).normals.size());
+    if (nc == 0) continue;
+    const JointError error = joint_error(i);
+    const RigidTransform& frame = frames_[ui];
+    const Vec3 lever = frame.translation - (frame * joint_in_child_[ui]).translation;
+    const Mat3 to_body = linalg::transpose(frame.rotation);
+    const Vec3 w = to_body * error.rotation;
+    const Vec3 v = to_body * (error.translation + linalg::cross(error.rotation, lever));
+    const Vec6 correction{w.x, w.y, w.z, v.x, v.y, v.z};
+    for (Index r = contacts_.first_normal(i); r < contacts_.first_normal(i) + nc; ++r) {
+      double rate = 0.0;
+      for (int c = 0; c < 6; ++c) rate += normals(r, 6 * i + c) * correction[static_cast<std::size_t>(c)];
+      rhs[static_cast<std::size_t>(r)] = options_.stabilization * rate / h;
+    }
+  }
+  return rhs;
+}
+
+StaggeredProjections::StaggeredProjections(const ArticulatedSystem& system, StaggeredProjectionsOptions options)
+    : options_(options), contacts_(system) {
+  for (int i = 0; i < system.link_count(); ++i) {
+    parents_.push_back(system.parent(i));
+    inertia_.push_back(system.body_inertia(i));
+    frames_.push_back(system.body_to_world(i));
+    twists_.push_back(system.body_twist(i));
+  }
+  for (int i = 0; i < system.link_count(); ++i) {
+    const JointSpec& joint = system.joint(i);
+    joints_.push_back(joint);
+    joint_in_child_.push_back(inverse(system.body(i).in_joint));
+    joint_in_parent_.push_back(joint.parent < 0 ? joint.in_parent
+                                                : inverse(system.body(joint.parent).in_joint) * joint.in_parent);
+  }
+  friction_force_.assign(static_cast<std::size_t>(system.maximal_dof_count()), 0.0);
+}
+
+void StaggeredProjections::point_rows(bool normals, linalg::DenseMatrix& rows) const {
+  const int count = normals ? contacts_.normal_count() : contacts_.tangent_count();
+  rows = linalg::DenseMatrix(count, 6 * body_count());
+  for (int i = 0; i < body_count(); ++i) {
+    const auto ui = static_cast<std::size_t>(i);
+    const auto& set = contacts_.of(i);
+    const auto& points = normals ? set.normals : set.tangents;
+    const Index first = normals ? contacts_.first_normal(i) : contacts_.first_tangent(i);
+    const int parent = parents_[ui];
+    const RigidTransform child_to_parent =
+        parent < 0 ? frames_[ui] : inverse(frames_[static_cast<std::size_t>(parent)]) * frames_[ui];
+    for (std::size_t k = 0; k < points.size(); ++k) {
+      const Index row = first + static_cast<Index>(k);
+      const Vec6 child = point_direction_row(points[k].position, points[k].direction);
+      for (int c = 0; c < 6; ++c) rows(row, 6 * i + c) = child[static_cast<std::size_t>(c)];
+      const Vec3 direction = child_to_parent.rotation * points[k].direction;
+      if (parent >= 0) {
+        const Vec6 on_parent = point_direction_row(transform_point(child_to_parent, points[k].position), direction);
+        for (int c = 0; c < 6; ++c) rows(row, 6 * parent + c) = -on_parent[static_cast<std::size_t>(c)];
+      }
+    }
+  }
+}
+
+JointFrictionStepStats StaggeredProjections::step(double h, const Vec3& gravity) {
+  if (!(h > 0.0)) throw std::invalid_argument("staggered projections: the time step must be positive");
+  const auto nm = static_cast<std::size_t>(6 * body_count());
+  std::vector<double> mass(nm), forces(nm), unconstrained(nm);
+  for (std::size_t i = 0; i < frames_.size(); ++i) {
+    const Vec6& m = inertia_[i];
+    Vec6 momentum{};
+    for (std::size_t r = 0; r < 6; ++r) momentum[r] = m[r] * twists_[i][r];
+    Vec6 wrench = transpose_times(lie_bracket(twists_[i]), momentum);
+    const Vec3 weight = m[3] * (linalg::transpose(frames_[i].rotation) * gravity);
+    wrench[3] += weight.x, wrench[4] += weight.y, wrench[5] += weight.z;
+    for (std::size_t r = 0; r < 6; ++r) {
+      mass[6 * i + r] = m[r];
+      forces[6 * i + r] = wrench[r];
+      unconstrained[6 * i + r] = twists_[i][r] + h * wrench[r] / m[r];
+    }
+  }
+  linalg::DenseMatrix normals, tangents;
+  point_rows(true, normals);
+  point_rows(false, tangents);
+
+  // The contact QP in its primal form: min ½vᵀMv − vᵀM(q̇_unc + hM⁻¹f_β) s.t. N v = −γ g / h.
+  solvers::qp::QpProblem contact;
+  {
+    linalg::Triplets diagonal;
+    for (std::size_t k = 0; k < nm; ++k) diagonal.add(static_cast<Index>(k), static_cast<Index>(k), mass[k]);
+    contact.hessian = linalg::symmetric_from_triplets(static_cast<Index>(nm), diagonal);
+  }
+  contact.equality = to_csc(normals);
+  contact.equality_rhs = stabilization_rhs(normals, h);
+  contact.linear.assign(nm, 0.0);
+
+  JointFrictionStepStats stats;
+  const JointFrictionOptions& fo = options_.friction;
+  std::vector<double> contact_force(nm, 0.0), previous(nm, 0.0), with_contact(nm), bounds, alpha;
+  for (stats.iterations = 1; stats.iterations <= fo.max_iterations; ++stats.iterations) {
+    for (std::size_t k = 0; k < nm; ++k) contact.linear[k] = mass[k] * unconstrained[k] + h * friction_force_[k];
+    const solvers::qp::QpSolution solution = solvers::qp::solve_active_set(contact);
+    if (solution.status != solvers::qp::QpStatus::optimal) {
+      throw std::runtime_error("staggered projections: the contact QP ended " +
+                               std::string(solvers::qp::to_string(solution.status)) + ": " + solution.message);
+    }
+    // f_α = Nᵀy/h with the joint multipliers y (= −α of eq. 3.1's sign convention).
+    alpha = solution.equality_multipliers;
+    std::fill(contact_force.begin(), contact_force.end(), 0.0);
+    solvers::qp::constraint_multiply_transposed(contact.equality, alpha, contact_force);
+    for (double& f : contact_force) f /= h;
+    std::vector<double> change(nm);
+    for (std::size_t k = 0; k < nm; ++k) change[k] = contact_force[k] - previous[k];
+    const double size = inverse_mass_norm2(contact_force, mass);
+    if (size == 0.0 || inverse_mass_norm2(change, mass) < fo.convergence * size) {
+      stats.converged = true;
+      break;
+    }
+    if (stats.iterations == fo.max_iterations) break;
+    previous = contact_force;
+    for (std::size_t k = 0; k < nm; ++k) with_contact[k] = mass[k] * unconstrained[k] + h * contact_force[k];
+    contacts_.friction_bounds(alpha, fo.friction, bounds);
+    friction_force_ = solve_friction_qp(tangents, mass, with_contact, bounds, fo.friction * fo.active_threshold, h,
+                                        friction_impulse_, stats.friction_qp_iterations, stats.active_tangents);
+  }
+  stats.iterations = std::min(stats.iterations, fo.max_iterations);
+  friction_per_row_.resize(friction_impulse_.size());
+  for (std::size_t r = 0; r < friction_impulse_.size(); ++r) friction_per_row_[r] = friction_impulse_[r] / h;
+  // Line 20: q̇ = q̇_prev + hM⁻¹(f + f_α + f_β), then the frames.
+  for (std::size_t i = 0; i < frames_.size(); ++i) {
+    for (std::size_t r = 0; r < 6; ++r) {
+      const std::size_t k = 6 * i + r;
+      twists_[i][r] = unconstrained[k] + h * (contact_force[k] + friction_force_[k]) / mass[k];
+    }
+    frames_[i] = advance_frame(frames_[i], twists_[i], h);
+  }
+  return stats;
+}
+
+Energies StaggeredProjections::energies(const Vec3& gravity) const {
+  Energies e;
+  for (std::size_t i = 0; i < frames_.size(); ++i) {
+    for (std::size_t r = 0; r < 6; ++r) e.kinetic += 0.5 * inertia_[i][r] * twists_[i][r] * twists_[i][r];
+    e.potential -= inertia_[i][3] * linalg::dot(gravity, frames_[i].translation);
+  }
+  return e;
+}
+
+double StaggeredProjections::joint_drift() const {
+  double worst = 0.0;
+  for (int i = 0; i < body_count(); ++i) {
+    if (contacts_.of(i).normals.empty()) continue;
+    const JointError error = joint_error(i);
+    worst = std::max({worst, linalg::norm(error.translation),
+                      linalg::norm(error.rotation) * std::max(joints_[static_cast<std::size_t>(i)].radius, 1.0)});
+  }
+  return worst;
+}
+
+}  // namespace cholsim::fem::articulated
