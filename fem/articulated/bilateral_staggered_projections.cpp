@@ -1,7 +1,10 @@
 #include "fem/articulated/bilateral_staggered_projections.hpp"
 
+#include <algorithm>
 #include <stdexcept>
 
+#include "fem/articulated/dense_qp.hpp"
+#include "linalg/blas.hpp"
 #include "solvers/qp/box_qp.hpp"
 
 namespace cholsim::fem::articulated {
@@ -12,10 +15,48 @@ double inverse_mass_norm2(const std::vector<double>& x, const std::vector<double
   return sum;
 }
 
-std::vector<double> solve_friction_qp(const linalg::DenseMatrix& tangents, const std::vector<double>& maximal_matrix,
-                                      const std::vector<double>& velocity_times_mass,
-                                      const std::vector<double>& bounds, double threshold, double h,
-                                      std::vector<double>& impulse, int& qp_iterations, int& active) {
+FrictionProblem maximal_friction_problem(const linalg::DenseMatrix& tangents, const std::vector<double>& maximal_matrix,
+                                         const std::vector<double>& velocity_times_mass) {
+  const Index rows = tangents.rows(), nm = tangents.cols();
+  FrictionProblem problem{linalg::DenseMatrix(rows, rows), std::vector<double>(static_cast<std::size_t>(rows), 0.0)};
+  for (Index a = 0; a < rows; ++a) {
+    for (Index k = 0; k < nm; ++k) {
+      const auto uk = static_cast<std::size_t>(k);
+      problem.linear[static_cast<std::size_t>(a)] += tangents(a, k) * velocity_times_mass[uk] / maximal_matrix[uk];
+    }
+    for (Index b = 0; b <= a; ++b) {
+      double sum = 0.0;
+      for (Index k = 0; k < nm; ++k) sum += tangents(a, k) * tangents(b, k) / maximal_matrix[static_cast<std::size_t>(k)];
+      problem.hessian(a, b) = problem.hessian(b, a) = sum;
+    }
+  }
+  return problem;
+}
+
+FrictionProblem reduced_friction_problem(const linalg::DenseMatrix& tangents, const RedmaxStepTerms& terms,
+                                         const std::vector<double>& reduced_velocity) {
+  const Index rows = tangents.rows(), nr = terms.jacobian.cols();
+  FrictionProblem problem{linalg::DenseMatrix(rows, rows), std::vector<double>(static_cast<std::size_t>(rows), 0.0)};
+  if (rows == 0 || nr == 0) return problem;
+  // T_r = T J, then H = T_r M̃_r⁻¹ T_rᵀ from X = M̃_r⁻¹ T_rᵀ.
+  linalg::DenseMatrix reduced_rows(rows, nr);
+  linalg::blas::gemm(linalg::blas::Transpose::no, linalg::blas::Transpose::no, 1.0, tangents.view(), terms.jacobian.view(),
+                     0.0, reduced_rows.view());
+  linalg::DenseMatrix solved(nr, rows);
+  for (Index r = 0; r < rows; ++r) {
+    for (Index c = 0; c < nr; ++c) solved(c, r) = reduced_rows(r, c);
+  }
+  linalg::blas::potrs(terms.reduced_factor.view(), solved.view());
+  linalg::blas::gemm(linalg::blas::Transpose::no, linalg::blas::Transpose::no, 1.0, reduced_rows.view(), solved.view(), 0.0,
+                     problem.hessian.view());
+  linalg::blas::gemv(linalg::blas::Transpose::no, 1.0, reduced_rows.view(), reduced_velocity.data(), 0.0,
+                     problem.linear.data());
+  return problem;
+}
+
+std::vector<double> solve_friction(const FrictionProblem& problem, const linalg::DenseMatrix& tangents,
+                                   const std::vector<double>& bounds, double threshold, double h,
+                                   std::vector<double>& impulse, int& qp_iterations, int& active) {
   const Index nm = tangents.cols();
   std::vector<Index> rows;
   for (Index t = 0; t < tangents.rows(); ++t) {
@@ -28,28 +69,19 @@ std::vector<double> solve_friction_qp(const linalg::DenseMatrix& tangents, const
     std::fill(impulse.begin(), impulse.end(), 0.0);
     return force;
   }
+  // The box QP over the rows that can carry friction.
   const auto n = static_cast<Index>(rows.size());
-  // H = T M̃⁻¹ Tᵀ and g = T M̃⁻¹ w over the active rows (M̃ diagonal).
   linalg::DenseMatrix hessian(n, n);
-  std::vector<double> linear(static_cast<std::size_t>(n), 0.0), lower(static_cast<std::size_t>(n)),
+  std::vector<double> linear(static_cast<std::size_t>(n)), lower(static_cast<std::size_t>(n)),
       upper(static_cast<std::size_t>(n)), start(static_cast<std::size_t>(n));
   for (Index a = 0; a < n; ++a) {
     const Index ra = rows[static_cast<std::size_t>(a)];
-    for (Index k = 0; k < nm; ++k) {
-      const double tk = tangents(ra, k);
-      if (tk != 0.0) linear[static_cast<std::size_t>(a)] += tk * velocity_times_mass[static_cast<std::size_t>(k)] / maximal_matrix[static_cast<std::size_t>(k)];
-    }
-    for (Index b = 0; b <= a; ++b) {
-      const Index rb = rows[static_cast<std::size_t>(b)];
-      double sum = 0.0;
-      for (Index k = 0; k < nm; ++k) sum += tangents(ra, k) * tangents(rb, k) / maximal_matrix[static_cast<std::size_t>(k)];
-      hessian(a, b) = sum;
-      hessian(b, a) = sum;
-    }
-    const double bound = bounds[static_cast<std::size_t>(ra)];
-    lower[static_cast<std::size_t>(a)] = -bound;
-    upper[static_cast<std::size_t>(a)] = bound;
-    start[static_cast<std::size_t>(a)] = impulse[static_cast<std::size_t>(ra)];
+    for (Index b = 0; b < n; ++b) hessian(a, b) = problem.hessian(ra, rows[static_cast<std::size_t>(b)]);
+    const auto ua = static_cast<std::size_t>(a);
+    linear[ua] = problem.linear[static_cast<std::size_t>(ra)];
+    lower[ua] = -bounds[static_cast<std::size_t>(ra)];
+    upper[ua] = bounds[static_cast<std::size_t>(ra)];
+    start[ua] = impulse[static_cast<std::size_t>(ra)];
   }
   const solvers::qp::BoxQpResult qp = solvers::qp::solve_box_qp(hessian, linear, lower, upper, start);
   qp_iterations += qp.iterations;
@@ -71,9 +103,35 @@ BispStepper::BispStepper(const ArticulatedSystem& system, JointFrictionOptions o
   friction_force_.assign(static_cast<std::size_t>(system.maximal_dof_count()), 0.0);
 }
 
+void BispStepper::set_external_constraints(const ArticulatedSystem& system, ExternalConstraints constraints) {
+  constraints.check(system);
+  for (const LoopClosure& loop : constraints.loops) {
+    contacts_.add_loop(loop.body_a, loop.body_b, loop.point_a, loop.axis_a, loop.radius, loop.height);
+  }
+  external_ = std::move(constraints);
+  friction_impulse_.clear();
+}
+
 JointFrictionStepStats BispStepper::step(ArticulatedSystem& system, double h, const Vec3& gravity) {
   system.reparameterize();
   assemble_redmax_step(system, h, gravity, terms_);
+  const std::vector<RigidTransform> frames = body_frames(system);
+  return external_.empty() ? step_in_tree(system, h, frames) : step_with_external(system, h, frames);
+}
+
+std::vector<double> BispStepper::final_rhs(const std::vector<double>& contact_force) const {
+  std::vector<double> total = friction_force_;
+  if (options_.redmax_compatible) {
+    for (std::size_t k = 0; k < total.size(); ++k) total[k] += contact_force[k];
+  }
+  std::vector<double> rhs(terms_.reduced_rhs.size());
+  jacobian_transpose_times(terms_, total, rhs);
+  for (std::size_t k = 0; k < rhs.size(); ++k) rhs[k] = terms_.reduced_rhs[k] + terms_.time_step * rhs[k];
+  return rhs;
+}
+
+JointFrictionStepStats BispStepper::step_in_tree(ArticulatedSystem& system, double h,
+                                                 const std::vector<RigidTransform>& frames) {
   const auto nm = static_cast<std::size_t>(system.maximal_dof_count());
   const auto nr = static_cast<std::size_t>(system.reduced_dof_count());
   const std::vector<double>& mm = terms_.maximal_matrix;
@@ -85,11 +143,10 @@ JointFrictionStepStats BispStepper::step(ArticulatedSystem& system, double h, co
   jacobian_times(terms_, reduced, constrained);
   for (std::size_t k = 0; k < nm; ++k) unconstrained[k] = terms_.maximal_rhs[k] / mm[k];
 
+  const FrictionRows row_kind = options_.redmax_compatible ? FrictionRows::per_tangent : FrictionRows::per_dof;
   linalg::DenseMatrix tangents;
-  contacts_.tangent_matrix(system, tangents);
   JointFrictionStepStats stats;
-  std::vector<double> contact_force(nm, 0.0), previous(nm, 0.0), reduced_friction(nr), with_contact(nm),
-      bounds;
+  std::vector<double> contact_force(nm, 0.0), previous(nm, 0.0), reduced_friction(nr), with_contact(nm), bounds;
   std::vector<Vec6> joint_wrenches;
   for (stats.iterations = 1; stats.iterations <= options_.max_iterations; ++stats.iterations) {
     // Eq. 3.5: both velocities with the current friction force; f_α from their difference.
@@ -103,7 +160,7 @@ JointFrictionStepStats BispStepper::step(ArticulatedSystem& system, double h, co
       contact_force[k] = mm[k] * (vcon - vunc) / h;
     }
     contacts_.distribute_to_joints(system, contact_force, joint_wrenches);
-    contacts_.contact_multipliers(system, joint_wrenches, h, options_.regularization, alpha_);
+    contacts_.contact_multipliers(frames, joint_wrenches, h, options_.regularization, alpha_);
     std::vector<double> change(nm);
     for (std::size_t k = 0; k < nm; ++k) change[k] = contact_force[k] - previous[k];
     const double size = inverse_mass_norm2(contact_force, mm);
@@ -115,24 +172,129 @@ JointFrictionStepStats BispStepper::step(ArticulatedSystem& system, double h, co
     previous = contact_force;
     // Eq. 3.2 around the velocity with the joint reactions but without friction.
     for (std::size_t k = 0; k < nm; ++k) with_contact[k] = terms_.maximal_rhs[k] + h * contact_force[k];
-    contacts_.friction_bounds(alpha_, options_.friction, bounds);
-    friction_force_ = solve_friction_qp(tangents, mm, with_contact, bounds, options_.friction * options_.active_threshold,
-                                        h, friction_impulse_, stats.friction_qp_iterations, stats.active_tangents);
+    contacts_.friction_rows(frames, row_kind, alpha_, options_.friction, tangents, bounds);
+    // REDMAX's eq. 3.2 on the maximal bodies with f_α held, or ours on the reduced system, where
+    // the joints hold exactly and a joint's friction meets the inertia it really moves.
+    const FrictionProblem problem = options_.redmax_compatible ? maximal_friction_problem(tangents, mm, with_contact)
+                                                               : reduced_friction_problem(tangents, terms_, reduced);
+    friction_force_ = solve_friction(problem, tangents, bounds, options_.friction * options_.active_threshold, h,
+                                     friction_impulse_, stats.friction_qp_iterations, stats.active_tangents);
   }
   stats.iterations = std::min(stats.iterations, options_.max_iterations);
   // Line 24: the reduced velocity under the friction force (and the joint reaction as REDMAX
-  // adds it, see JointFrictionOptions::redmax_final_step).
-  std::vector<double> total = friction_force_;
-  if (options_.redmax_final_step) {
-    for (std::size_t k = 0; k < nm; ++k) total[k] += contact_force[k];
-  }
-  std::vector<double> velocities(nr);
-  jacobian_transpose_times(terms_, total, velocities);
+  // adds it, see JointFrictionOptions::redmax_compatible).
+  std::vector<double> velocities = final_rhs(contact_force);
   joint_friction_.assign(nr, 0.0);
   jacobian_transpose_times(terms_, friction_force_, joint_friction_);
-  for (std::size_t k = 0; k < nr; ++k) velocities[k] = terms_.reduced_rhs[k] + h * velocities[k];
   solve_reduced(terms_, velocities);
   advance_positions(system, h, velocities);
+  return stats;
+}
+
+namespace {
+
+/// Rows of `b` below those of `a` (same column count).
+linalg::DenseMatrix stacked(const linalg::DenseMatrix& a, const linalg::DenseMatrix& b) {
+  linalg::DenseMatrix c(a.rows() + b.rows(), a.cols());
+  for (Index j = 0; j < a.cols(); ++j) {
+    for (Index i = 0; i < a.rows(); ++i) c(i, j) = a(i, j);
+    for (Index i = 0; i < b.rows(); ++i) c(a.rows() + i, j) = b(i, j);
+  }
+  return c;
+}
+
+/// A·J for constraint rows A on the maximal twists: the same constraints on q̇.
+linalg::DenseMatrix times_jacobian(const linalg::DenseMatrix& rows, const linalg::DenseMatrix& jacobian) {
+  linalg::DenseMatrix product(rows.rows(), jacobian.cols());
+  if (rows.rows() > 0 && jacobian.cols() > 0) {
+    linalg::blas::gemm(linalg::blas::Transpose::no, linalg::blas::Transpose::no, 1.0, rows.view(), jacobian.view(), 0.0,
+                       product.view());
+  }
+  return product;
+}
+
+}  // namespace
+
+JointFrictionStepStats BispStepper::step_with_external(ArticulatedSystem& system, double h,
+                                                       const std::vector<RigidTransform>& frames) {
+  const auto nm = static_cast<std::size_t>(system.maximal_dof_count());
+  const auto nr = static_cast<std::size_t>(system.reduced_dof_count());
+  const std::vector<double>& mm = terms_.maximal_matrix;
+  const ExternalRows rows = external_rows(external_, system, frames, h);
+  solvers::qp::QpProblem maximal =
+      diagonal_qp(mm, rows.equality, rows.equality_rhs, rows.inequality, rows.inequality_rhs);
+  solvers::qp::QpProblem reduced =
+      dense_qp(terms_.reduced_matrix, times_jacobian(rows.equality, terms_.jacobian), rows.equality_rhs,
+               times_jacobian(rows.inequality, terms_.jacobian), rows.inequality_rhs);
+  const FrictionRows row_kind = options_.redmax_compatible ? FrictionRows::per_tangent : FrictionRows::per_dof;
+  linalg::DenseMatrix joint_rows;
+  const auto loops = external_.loops.size();
+  const int first_loop_group = system.link_count();
+
+  JointFrictionStepStats stats;
+  std::vector<double> contact_force(nm, 0.0), previous(nm, 0.0), with_contact(nm), bounds;
+  std::vector<Vec6> wrenches;
+  solvers::qp::QpSolution constrained;
+  for (stats.iterations = 1; stats.iterations <= options_.max_iterations; ++stats.iterations) {
+    // Eq. 3.8: the maximal velocity under the external constraints only, and the reduced one.
+    for (std::size_t k = 0; k < nm; ++k) maximal.linear[k] = terms_.maximal_rhs[k] + h * friction_force_[k];
+    const std::vector<double> unconstrained = solve_dense_qp(maximal, "BISP, eq. 3.8b").x;
+    jacobian_transpose_times(terms_, friction_force_, reduced.linear);
+    for (std::size_t k = 0; k < nr; ++k) reduced.linear[k] = terms_.reduced_rhs[k] + h * reduced.linear[k];
+    constrained = solve_dense_qp(reduced, "BISP, eq. 3.8c");
+    std::vector<double> velocity(nm);
+    jacobian_times(terms_, constrained.x, velocity);
+    for (std::size_t k = 0; k < nm; ++k) contact_force[k] = mm[k] * (velocity[k] - unconstrained[k]) / h;
+    // The tree's joints from f_α; each loop joint from its own rows' force on its first body.
+    contacts_.distribute_to_joints(system, contact_force, wrenches);
+    for (std::size_t l = 0; l < loops; ++l) {
+      const int body = external_.loops[l].body_a;
+      Vec6& w = wrenches[static_cast<std::size_t>(first_loop_group) + l];
+      for (Index r = 2 * static_cast<Index>(l); r < 2 * static_cast<Index>(l) + 2; ++r) {
+        for (int c = 0; c < 6; ++c) {
+          w[static_cast<std::size_t>(c)] += rows.equality(r, 6 * body + c) * constrained.equality_multipliers[static_cast<std::size_t>(r)] / h;
+        }
+      }
+    }
+    contacts_.contact_multipliers(frames, wrenches, h, options_.regularization, alpha_);
+    std::vector<double> change(nm);
+    for (std::size_t k = 0; k < nm; ++k) change[k] = contact_force[k] - previous[k];
+    const double size = inverse_mass_norm2(contact_force, mm);
+    if (size == 0.0 || inverse_mass_norm2(change, mm) < options_.convergence * size) {
+      stats.converged = true;
+      break;
+    }
+    if (stats.iterations == options_.max_iterations) break;
+    previous = contact_force;
+    for (std::size_t k = 0; k < nm; ++k) with_contact[k] = terms_.maximal_rhs[k] + h * contact_force[k];
+    contacts_.friction_rows(frames, row_kind, alpha_, options_.friction, joint_rows, bounds);
+    const linalg::DenseMatrix tangents = stacked(joint_rows, rows.floor_tangents);
+    for (double impulse : constrained.inequality_multipliers) {  // the floor: |β| ≤ μ α for both tangents
+      bounds.push_back(external_.floor_friction * impulse);
+      bounds.push_back(external_.floor_friction * impulse);
+    }
+    // The reduced velocity under the constraints without the current friction's direct push.
+    std::vector<double> without_friction(nr), push(nr);
+    jacobian_transpose_times(terms_, friction_force_, push);
+    solve_reduced(terms_, push);
+    for (std::size_t k = 0; k < nr; ++k) without_friction[k] = constrained.x[k] - h * push[k];
+    const FrictionProblem problem = options_.redmax_compatible
+                                        ? maximal_friction_problem(tangents, mm, with_contact)
+                                        : reduced_friction_problem(tangents, terms_, without_friction);
+    friction_force_ = solve_friction(problem, tangents, bounds, options_.friction * options_.active_threshold, h,
+                                     friction_impulse_, stats.friction_qp_iterations, stats.active_tangents);
+  }
+  stats.iterations = std::min(stats.iterations, options_.max_iterations);
+  // Eq. 3.9: the final reduced QP under the external constraints.
+  reduced.linear = final_rhs(contact_force);
+  const solvers::qp::QpSolution final_step = solve_dense_qp(reduced, "BISP, eq. 3.9");
+  joint_friction_.assign(nr, 0.0);
+  jacobian_transpose_times(terms_, friction_force_, joint_friction_);
+  driver_torques_.clear();
+  for (std::size_t d = 0; d < external_.drivers.size(); ++d) {
+    driver_torques_.push_back(final_step.equality_multipliers[static_cast<std::size_t>(first_driver_row(external_)) + d] / h);
+  }
+  advance_positions(system, h, final_step.x);
   return stats;
 }
 

@@ -9,8 +9,15 @@
 //   4. stop when f_α moved less than `convergence` in M̃⁻¹-norm (relative), else
 //   5. the friction impulses β from the box QP of eq. 3.2 with |β| ≤ μΣ|α|, f_β = −Tᵀβ/h;
 // and the step ends with q̇_r = M̃_r⁻¹(f̃_r + hJᵀ(f_α + f_β)) (line 24).
+//
+// With external constraints (§3.3.3: loop closures, driven joints, floor contacts) the two
+// velocities of step 1 come from QPs — the maximal one (eq. 3.8b) and the reduced one (eq. 3.8c)
+// under the same constraints — the loop joints get their own α from their multipliers, the
+// floor's friction is bounded by its normal impulses, and the final velocity is the reduced QP of
+// eq. 3.9. The QPs go to the project's Goldfarb–Idnani solver (solvers/qp).
 #include <vector>
 
+#include "fem/articulated/external_constraints.hpp"
 #include "fem/articulated/joint_contacts.hpp"
 #include "fem/articulated/redmax_step.hpp"
 
@@ -22,13 +29,15 @@ struct JointFrictionOptions {
   double convergence = 1e-3;      ///< on ‖Δf_α‖²_{M̃⁻¹} / ‖f_α‖²_{M̃⁻¹}
   double active_threshold = 1e-10;  ///< tangent rows with μΣ|α| ≤ μ·this are dropped
   double regularization = 1e-6;   ///< ε of eq. 3.7
-  /// Line 24 as REDMAX's MATLAB code (eulerFric) has it: q̇ = M̃_r⁻¹(f̃_r + hJᵀ(f_α + f_β)). Its
-  /// f_α holds the reaction to the velocity-product term −M J̇ q̇ that f̃_r already contains, so
-  /// Jᵀf_α ≠ 0 and that term acts twice: without friction the step is then not the
-  /// frictionless one, by O(1) in the motion, not O(h). Off (the default), a reaction does no
-  /// work in reduced coordinates (Jᵀf_α = 0 by construction) and only f_β is added; on, the
-  /// reference regression energies are reproduced.
-  bool redmax_final_step = false;
+  /// As REDMAX's MATLAB code (eulerFric) does it, to reproduce its regression energies:
+  /// - the friction QP has a row per tangent of every contact point (8 per revolute joint, more
+  ///   rows than body DOFs, so a singular QP that takes tens of projected Newton iterations);
+  ///   ours (off) has one row per 1-DOF joint, exact by §3.3.2's box argument;
+  /// - line 24 adds f_α too: q̇ = M̃_r⁻¹(f̃_r + hJᵀ(f_α + f_β)). Its f_α holds the reaction to
+  ///   the velocity-product term −M J̇ q̇ that f̃_r already contains, so Jᵀf_α ≠ 0 and that term
+  ///   acts twice: without friction the step is then not the frictionless one, by O(1) in the
+  ///   motion, not O(h). Ours adds only f_β (a reaction does no work in reduced coordinates).
+  bool redmax_compatible = false;
 };
 
 struct JointFrictionStepStats {
@@ -42,8 +51,15 @@ class BispStepper {
  public:
   BispStepper(const ArticulatedSystem& system, JointFrictionOptions options);
 
+  /// Adds constraints outside the tree (checked against the system; loops get friction
+  /// cylinders like the tree's revolute joints).
+  void set_external_constraints(const ArticulatedSystem& system, ExternalConstraints constraints);
+
   /// One linearly implicit step with joint friction.
   JointFrictionStepStats step(ArticulatedSystem& system, double time_step, const Vec3& gravity);
+
+  /// The drivers' torques (forces for prismatic joints) of the last step, one per driver.
+  [[nodiscard]] const std::vector<double>& driver_torques() const { return driver_torques_; }
 
   /// The contact impulses α of the last step (JointContacts numbering).
   [[nodiscard]] const std::vector<double>& contact_impulses() const { return alpha_; }
@@ -52,7 +68,16 @@ class BispStepper {
   [[nodiscard]] const JointContacts& contacts() const { return contacts_; }
 
  private:
+  /// Line 24 / eq. 3.9's right-hand side: f̃_r + hJᵀ(f_β [+ f_α]).
+  std::vector<double> final_rhs(const std::vector<double>& contact_force) const;
+  JointFrictionStepStats step_in_tree(ArticulatedSystem& system, double time_step,
+                                      const std::vector<RigidTransform>& frames);
+  JointFrictionStepStats step_with_external(ArticulatedSystem& system, double time_step,
+                                            const std::vector<RigidTransform>& frames);
+
   JointFrictionOptions options_;
+  ExternalConstraints external_;
+  std::vector<double> driver_torques_;
   JointContacts contacts_;
   RedmaxStepTerms terms_;
   std::vector<double> friction_force_;  // f_β (maximal), kept between steps as the warm start
@@ -61,14 +86,27 @@ class BispStepper {
   std::vector<double> joint_friction_;
 };
 
-/// The friction QP of eq. 3.2 on the rows whose bound is above the threshold: β minimizes
-/// ½βᵀT M̃⁻¹Tᵀβ − βᵀT M̃⁻¹ w within ±bounds. Returns f_β = −Tᵀβ/h (maximal) and updates `impulse`
-/// (all rows; inactive ones 0). Adds the QP's iterations to `qp_iterations`; `active` gets the
+/// A friction QP: β minimizes ½βᵀHβ − βᵀg within ±bounds, H = W M⁻¹ Wᵀ and g = W v for the
+/// friction rows W seen by some mobility M and velocity v (the kinetic energy after friction).
+struct FrictionProblem {
+  linalg::DenseMatrix hessian;
+  std::vector<double> linear;
+};
+
+/// Eq. 3.2 as written: the maximal bodies (diagonal M̃) with the contact force held, v =
+/// M̃⁻¹·velocity_times_mass.
+FrictionProblem maximal_friction_problem(const linalg::DenseMatrix& tangents, const std::vector<double>& maximal_matrix,
+                                         const std::vector<double>& velocity_times_mass);
+/// The same on the reduced system: W = T J, M = M̃_r, v the reduced velocity without friction.
+FrictionProblem reduced_friction_problem(const linalg::DenseMatrix& tangents, const RedmaxStepTerms& terms,
+                                         const std::vector<double>& reduced_velocity);
+/// Solves `problem` over the rows whose bound exceeds `threshold` (the others carry none) by the
+/// projected Newton box QP, warm-started from and updating `impulse`; returns the maximal
+/// friction force f_β = −Tᵀβ/h. Adds the QP's iterations to `qp_iterations`; `active` gets the
 /// row count.
-std::vector<double> solve_friction_qp(const linalg::DenseMatrix& tangents, const std::vector<double>& maximal_matrix,
-                                      const std::vector<double>& velocity_times_mass,
-                                      const std::vector<double>& bounds, double threshold, double time_step,
-                                      std::vector<double>& impulse, int& qp_iterations, int& active);
+std::vector<double> solve_friction(const FrictionProblem& problem, const linalg::DenseMatrix& tangents,
+                                   const std::vector<double>& bounds, double threshold, double time_step,
+                                   std::vector<double>& impulse, int& qp_iterations, int& active);
 
 /// ‖x‖²_{M̃⁻¹} for a diagonal M̃.
 double inverse_mass_norm2(const std::vector<double>& x, const std::vector<double>& maximal_matrix);

@@ -19,18 +19,20 @@ Mat3 axis_frame(const Vec3& axis) {
   return axis_angle_rotation(linalg::cross(axis, Vec3{0.0, 0.0, 1.0}), angle);
 }
 
+}  // namespace
+
 /// Revolute joint: a cylinder of `radius` and `height` about the axis, four points around each
 /// end; at each a radial normal and an axial one, and the circumferential tangent whose
 /// friction both bound.
-JointContactSet revolute_contacts(const RigidTransform& joint_in_body, const JointSpec& joint) {
-  const RigidTransform cylinder = joint_in_body * RigidTransform::rotated(axis_frame(joint.axis));
+JointContactSet cylinder_contacts(const RigidTransform& joint_in_body, const Vec3& axis, double radius, double height) {
+  const RigidTransform cylinder = joint_in_body * RigidTransform::rotated(axis_frame(axis));
   JointContactSet set;
   for (int k = 0; k < 4; ++k) {
     const double theta = 2.0 * std::numbers::pi * k / 4.0;
     const Vec3 radial{std::cos(theta), std::sin(theta), 0.0};
     const Vec3 around{-std::sin(theta), std::cos(theta), 0.0};
     for (int end = 0; end < 2; ++end) {
-      const Vec3 local{joint.radius * radial.x, joint.radius * radial.y, joint.height * (end - 0.5)};
+      const Vec3 local{radius * radial.x, radius * radial.y, height * (end - 0.5)};
       const Vec3 position = transform_point(cylinder, local);
       const Vec3 axial = (end == 0 ? -1.0 : 1.0) * linalg::cross(around, radial);
       const int first = static_cast<int>(set.normals.size());
@@ -40,8 +42,11 @@ JointContactSet revolute_contacts(const RigidTransform& joint_in_body, const Joi
       set.tangent_supports.push_back({first, first + 1});
     }
   }
+  set.one_dof = true;
   return set;
 }
+
+namespace {
 
 /// Spherical joint: a ball of `radius`; a point on each of the six half axes with its normal
 /// and two tangents.
@@ -83,91 +88,175 @@ JointContactSet prismatic_contacts(const RigidTransform& joint_in_body, const Jo
       }
     }
   }
+  set.one_dof = true;
   return set;
 }
 
-/// The row of one joint point: the child's twist minus the parent's, seen along the direction.
-void fill_point_row(const ArticulatedSystem& system, int link, const JointPoint& point, linalg::DenseMatrix& rows,
-                    Index row) {
-  const Vec6 child = point_direction_row(point.position, point.direction);
-  for (int c = 0; c < 6; ++c) rows(row, 6 * link + c) = child[static_cast<std::size_t>(c)];
-  const int parent = system.parent(link);
-  if (parent < 0) return;
-  const RigidTransform body_to_parent = inverse(system.parent_to_body(link));
-  const Vec6 parent_row = point_direction_row(transform_point(body_to_parent, point.position),
-                                              body_to_parent.rotation * point.direction);
-  for (int c = 0; c < 6; ++c) rows(row, 6 * parent + c) = -parent_row[static_cast<std::size_t>(c)];
+/// The row of one joint point: `body`'s twist minus `other`'s, seen along the direction.
+void fill_pair_row(std::span<const RigidTransform> frames, int body, int other, const JointPoint& point,
+                   linalg::DenseMatrix& rows, Index row) {
+  const Vec6 own = point_direction_row(point.position, point.direction);
+  for (int c = 0; c < 6; ++c) rows(row, 6 * body + c) = own[static_cast<std::size_t>(c)];
+  if (other < 0) return;
+  const RigidTransform body_to_other = inverse(frames[static_cast<std::size_t>(other)]) * frames[static_cast<std::size_t>(body)];
+  const Vec6 on_other = point_direction_row(transform_point(body_to_other, point.position),
+                                            body_to_other.rotation * point.direction);
+  for (int c = 0; c < 6; ++c) rows(row, 6 * other + c) = -on_other[static_cast<std::size_t>(c)];
 }
 
 }  // namespace
 
+std::vector<RigidTransform> body_frames(const ArticulatedSystem& system) {
+  std::vector<RigidTransform> frames;
+  for (int i = 0; i < system.link_count(); ++i) frames.push_back(system.body_to_world(i));
+  return frames;
+}
+
 JointContacts::JointContacts(const ArticulatedSystem& system) {
   for (int link = 0; link < system.link_count(); ++link) {
+    inertia_.push_back(system.body_inertia(link));
     const JointSpec& joint = system.joint(link);
     const RigidTransform joint_in_body = inverse(system.body(link).in_joint);
-    JointContactSet set;
-    if (joint.kind == JointKind::revolute) set = revolute_contacts(joint_in_body, joint);
-    if (joint.kind == JointKind::spherical) set = spherical_contacts(joint_in_body, joint);
-    if (joint.kind == JointKind::prismatic) set = prismatic_contacts(joint_in_body, joint);
-    normal_offsets_.push_back(normal_count_);
-    tangent_offsets_.push_back(tangent_count_);
-    normal_count_ += static_cast<int>(set.normals.size());
-    tangent_count_ += static_cast<int>(set.tangents.size());
-    sets_.push_back(std::move(set));
+    ContactGroup group{link, joint.parent, {}};
+    if (joint.kind == JointKind::revolute) group.set = cylinder_contacts(joint_in_body, joint.axis, joint.radius, joint.height);
+    if (joint.kind == JointKind::spherical) group.set = spherical_contacts(joint_in_body, joint);
+    if (joint.kind == JointKind::prismatic) group.set = prismatic_contacts(joint_in_body, joint);
+    add_group(std::move(group));
   }
 }
 
-void JointContacts::tangent_matrix(const ArticulatedSystem& system, linalg::DenseMatrix& tangents) const {
-  tangents = linalg::DenseMatrix(tangent_count_, system.maximal_dof_count());
-  for (int link = 0; link < system.link_count(); ++link) {
-    const auto& set = sets_[static_cast<std::size_t>(link)];
-    for (std::size_t t = 0; t < set.tangents.size(); ++t) {
-      fill_point_row(system, link, set.tangents[t], tangents, first_tangent(link) + static_cast<Index>(t));
+void JointContacts::add_group(ContactGroup group) {
+  normal_offsets_.push_back(normal_count_);
+  tangent_offsets_.push_back(tangent_count_);
+  normal_count_ += static_cast<int>(group.set.normals.size());
+  tangent_count_ += static_cast<int>(group.set.tangents.size());
+  groups_.push_back(std::move(group));
+}
+
+int JointContacts::add_loop(int body, int other, const Vec3& origin, const Vec3& axis, double radius, double height) {
+  const int bodies = static_cast<int>(inertia_.size());
+  if (body < 0 || body >= bodies || other < -1 || other >= bodies || other == body) {
+    throw std::invalid_argument("loop joint: bodies " + std::to_string(body) + " and " + std::to_string(other) +
+                                " are not two different bodies of the system");
+  }
+  add_group({body, other, cylinder_contacts(RigidTransform::translated(origin), axis, radius, height)});
+  return group_count() - 1;
+}
+
+void JointContacts::tangent_matrix(std::span<const RigidTransform> frames, linalg::DenseMatrix& tangents) const {
+  tangents = linalg::DenseMatrix(tangent_count_, 6 * static_cast<Index>(frames.size()));
+  for (int g = 0; g < group_count(); ++g) {
+    const ContactGroup& group = groups_[static_cast<std::size_t>(g)];
+    for (std::size_t t = 0; t < group.set.tangents.size(); ++t) {
+      fill_pair_row(frames, group.body, group.other, group.set.tangents[t], tangents, first_tangent(g) + static_cast<Index>(t));
+    }
+  }
+}
+
+int JointContacts::friction_row_count(FrictionRows rows) const {
+  if (rows == FrictionRows::per_tangent) return tangent_count_;
+  int count = 0;
+  for (const ContactGroup& group : groups_) {
+    count += group.set.one_dof && !group.set.tangents.empty() ? 1 : static_cast<int>(group.set.tangents.size());
+  }
+  return count;
+}
+
+void JointContacts::friction_rows(std::span<const RigidTransform> frames, FrictionRows rows,
+                                  std::span<const double> alpha, double friction, linalg::DenseMatrix& matrix,
+                                  std::vector<double>& bounds) const {
+  linalg::DenseMatrix tangents;
+  tangent_matrix(frames, tangents);
+  std::vector<double> tangent_bounds;
+  friction_bounds(alpha, friction, tangent_bounds);
+  if (rows == FrictionRows::per_tangent) {
+    matrix = std::move(tangents);
+    bounds = std::move(tangent_bounds);
+    return;
+  }
+  matrix = linalg::DenseMatrix(friction_row_count(rows), tangents.cols());
+  bounds.clear();
+  Index row = 0;
+  for (int g = 0; g < group_count(); ++g) {
+    const JointContactSet& set = groups_[static_cast<std::size_t>(g)].set;
+    const auto count = static_cast<Index>(set.tangents.size());
+    const Index first = first_tangent(g);
+    if (count == 0) continue;
+    if (!set.one_dof) {
+      for (Index t = 0; t < count; ++t, ++row) {
+        for (Index c = 0; c < tangents.cols(); ++c) matrix(row, c) = tangents(first + t, c);
+        bounds.push_back(tangent_bounds[static_cast<std::size_t>(first + t)]);
+      }
+      continue;
+    }
+    // Every tangent of a 1-DOF joint measures the same relative motion, so Σβᵢ Tᵢ acts on it
+    // as (Σβᵢ)·mean(T): one variable bounded by Σ bounds.
+    double total = 0.0;
+    for (Index t = 0; t < count; ++t) {
+      total += tangent_bounds[static_cast<std::size_t>(first + t)];
+      for (Index c = 0; c < tangents.cols(); ++c) matrix(row, c) += tangents(first + t, c) / static_cast<double>(count);
+    }
+    bounds.push_back(total);
+    ++row;
+  }
+}
+
+void JointContacts::normal_matrix(std::span<const RigidTransform> frames, linalg::DenseMatrix& normals) const {
+  normals = linalg::DenseMatrix(normal_count_, 6 * static_cast<Index>(frames.size()));
+  for (int g = 0; g < group_count(); ++g) {
+    const ContactGroup& group = groups_[static_cast<std::size_t>(g)];
+    for (std::size_t n = 0; n < group.set.normals.size(); ++n) {
+      fill_pair_row(frames, group.body, group.other, group.set.normals[n], normals, first_normal(g) + static_cast<Index>(n));
     }
   }
 }
 
 void JointContacts::distribute_to_joints(const ArticulatedSystem& system, std::span<const double> maximal,
-                                         std::vector<Vec6>& joint_wrenches) const {
+                                         std::vector<Vec6>& wrenches) const {
   const auto links = static_cast<std::size_t>(system.link_count());
-  joint_wrenches.assign(links, Vec6{});
+  wrenches.assign(groups_.size(), Vec6{});
   for (std::size_t i = 0; i < links; ++i) {
-    for (std::size_t c = 0; c < 6; ++c) joint_wrenches[i][c] = maximal[6 * i + c];
+    for (std::size_t c = 0; c < 6; ++c) wrenches[i][c] = maximal[6 * i + c];
   }
   // Leaf to root: a link's remaining wrench is its own joint's reaction; the parent feels the
   // opposite, so the parent's own joint carries its sum plus this one carried into its frame.
   for (std::size_t i = links; i-- > 0;) {
     const int parent = system.parent(static_cast<int>(i));
     if (parent < 0) continue;
-    const Vec6 carried = transpose_times(adjoint(system.parent_to_body(static_cast<int>(i))), joint_wrenches[i]);
-    joint_wrenches[static_cast<std::size_t>(parent)] = joint_wrenches[static_cast<std::size_t>(parent)] + carried;
+    const Vec6 carried = transpose_times(adjoint(system.parent_to_body(static_cast<int>(i))), wrenches[i]);
+    wrenches[static_cast<std::size_t>(parent)] = wrenches[static_cast<std::size_t>(parent)] + carried;
   }
 }
 
-void JointContacts::contact_multipliers(const ArticulatedSystem& system, const std::vector<Vec6>& joint_wrenches,
+void JointContacts::contact_multipliers(std::span<const RigidTransform> frames, const std::vector<Vec6>& wrenches,
                                         double h, double regularization, std::vector<double>& alpha) const {
   alpha.assign(static_cast<std::size_t>(normal_count_), 0.0);
-  for (int link = 0; link < system.link_count(); ++link) {
-    const auto& set = sets_[static_cast<std::size_t>(link)];
-    const auto nc = static_cast<Index>(set.normals.size());
+  for (int g = 0; g < group_count(); ++g) {
+    const ContactGroup& group = groups_[static_cast<std::size_t>(g)];
+    const auto nc = static_cast<Index>(group.set.normals.size());
     if (nc == 0) continue;
-    const int parent = system.parent(link);
-    const Index width = parent < 0 ? 6 : 12;
-    // The joint's two bodies only: N (nc × width), M⁻¹ and the reaction on each.
-    linalg::DenseMatrix normals(nc, system.maximal_dof_count());
-    for (Index r = 0; r < nc; ++r) fill_point_row(system, link, set.normals[static_cast<std::size_t>(r)], normals, r);
+    const Index width = group.other < 0 ? 6 : 12;
+    // The group's two bodies only: N (nc × width), M⁻¹ and the reaction on each.
+    linalg::DenseMatrix normals(nc, 6 * static_cast<Index>(frames.size()));
+    for (Index r = 0; r < nc; ++r) fill_pair_row(frames, group.body, group.other, group.set.normals[static_cast<std::size_t>(r)], normals, r);
     std::vector<double> inverse_mass(static_cast<std::size_t>(width)), wrench(static_cast<std::size_t>(width));
-    std::vector<int> columns(static_cast<std::size_t>(width));
-    const Vec6& reaction = joint_wrenches[static_cast<std::size_t>(link)];
-    const Vec6 on_parent = parent < 0 ? Vec6{} : -1.0 * transpose_times(adjoint(system.parent_to_body(link)), reaction);
+    std::vector<Index> columns(static_cast<std::size_t>(width));
+    const Vec6& reaction = wrenches[static_cast<std::size_t>(g)];
+    Vec6 on_other{};
+    if (group.other >= 0) {
+      const RigidTransform other_in_body =
+          inverse(frames[static_cast<std::size_t>(group.body)]) * frames[static_cast<std::size_t>(group.other)];
+      on_other = -1.0 * transpose_times(adjoint(other_in_body), reaction);
+    }
     for (int c = 0; c < 6; ++c) {
-      columns[static_cast<std::size_t>(c)] = 6 * link + c;
-      inverse_mass[static_cast<std::size_t>(c)] = 1.0 / system.body_inertia(link)[static_cast<std::size_t>(c)];
-      wrench[static_cast<std::size_t>(c)] = reaction[static_cast<std::size_t>(c)];
-      if (parent >= 0) {
-        columns[static_cast<std::size_t>(6 + c)] = 6 * parent + c;
-        inverse_mass[static_cast<std::size_t>(6 + c)] = 1.0 / system.body_inertia(parent)[static_cast<std::size_t>(c)];
-        wrench[static_cast<std::size_t>(6 + c)] = on_parent[static_cast<std::size_t>(c)];
+      const auto uc = static_cast<std::size_t>(c);
+      columns[uc] = 6 * group.body + c;
+      inverse_mass[uc] = 1.0 / inertia_[static_cast<std::size_t>(group.body)][uc];
+      wrench[uc] = reaction[uc];
+      if (group.other >= 0) {
+        columns[6 + uc] = 6 * group.other + c;
+        inverse_mass[6 + uc] = 1.0 / inertia_[static_cast<std::size_t>(group.other)][uc];
+        wrench[6 + uc] = on_other[uc];
       }
     }
     linalg::DenseMatrix lhs(nc, nc);
@@ -187,22 +276,22 @@ void JointContacts::contact_multipliers(const ArticulatedSystem& system, const s
       }
     }
     if (linalg::blas::potrf(lhs.view()) != 0) {
-      throw std::runtime_error("joint contacts: the contact system of link " + std::to_string(link) +
+      throw std::runtime_error("joint contacts: the contact system of joint " + std::to_string(g) +
                                " is not positive definite (regularization " + std::to_string(regularization) + ")");
     }
     linalg::blas::potrs(lhs.view(), linalg::DenseView{rhs.data(), nc, 1, nc});
-    std::copy(rhs.begin(), rhs.end(), alpha.begin() + first_normal(link));
+    std::copy(rhs.begin(), rhs.end(), alpha.begin() + first_normal(g));
   }
 }
 
 void JointContacts::friction_bounds(std::span<const double> alpha, double friction, std::vector<double>& bounds) const {
   bounds.assign(static_cast<std::size_t>(tangent_count_), 0.0);
-  for (std::size_t link = 0; link < sets_.size(); ++link) {
-    const auto& set = sets_[link];
+  for (std::size_t g = 0; g < groups_.size(); ++g) {
+    const auto& set = groups_[g].set;
     for (std::size_t t = 0; t < set.tangents.size(); ++t) {
       double sum = 0.0;
-      for (int n : set.tangent_supports[t]) sum += std::abs(alpha[static_cast<std::size_t>(normal_offsets_[link] + n)]);
-      bounds[static_cast<std::size_t>(tangent_offsets_[link]) + t] = friction * sum;
+      for (int n : set.tangent_supports[t]) sum += std::abs(alpha[static_cast<std::size_t>(normal_offsets_[g] + n)]);
+      bounds[static_cast<std::size_t>(tangent_offsets_[g]) + t] = friction * sum;
     }
   }
 }

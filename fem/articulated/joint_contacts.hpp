@@ -22,36 +22,78 @@ struct JointContactSet {
   std::vector<JointPoint> tangents;  ///< friction directions
   /// For each tangent, the normals whose |α| sum bounds it: |β| ≤ μ Σ|α|.
   std::vector<std::vector<int>> tangent_supports;
+  /// All tangents resist the joint's one DOF (revolute, prismatic): friction can then be one
+  /// variable — the average of the tangent rows, bounded by the sum of their bounds.
+  bool one_dof = false;
 };
 
-/// The contacts of every link's joint, fixed at construction; rows of the friction problem are
-/// numbered joint by joint.
+/// How the friction rows of a joint are posed.
+enum class FrictionRows {
+  per_tangent,  ///< a row per tangent of every contact point (REDMAX's MATLAB code)
+  per_dof,      ///< one row per 1-DOF joint (§3.3.2: "the friction cone can be represented
+                ///< exactly using box constraints for 1 DOF joints"); other joints per tangent
+};
+
+/// The contact set of one joint between `body` (whose frame the set is written in) and `other`
+/// (−1: the world).
+struct ContactGroup {
+  int body = 0;
+  int other = -1;
+  JointContactSet set;
+};
+
+/// The world frames of a system's bodies (the form the contact rows are built from, shared by the
+/// reduced and the maximal simulators).
+std::vector<RigidTransform> body_frames(const ArticulatedSystem& system);
+/// The revolute joint's contact set for a cylinder about `axis` through `origin` (body frame).
+JointContactSet cylinder_contacts(const RigidTransform& joint_in_body, const Vec3& axis, double radius, double height);
+
+/// The contacts of every link's joint (group i is link i's joint, between the link and its
+/// parent), then of any loop-closing joints added; rows of the friction problem are numbered
+/// group by group.
 class JointContacts {
  public:
   explicit JointContacts(const ArticulatedSystem& system);
+  /// Adds a revolute loop-closing joint between two bodies: a cylinder of `radius` and `height`
+  /// about `axis` through `origin`, both in `body`'s frame. Returns its group index.
+  int add_loop(int body, int other, const Vec3& origin, const Vec3& axis, double radius, double height);
 
-  [[nodiscard]] const JointContactSet& of(int link) const { return sets_[static_cast<std::size_t>(link)]; }
+  [[nodiscard]] int group_count() const { return static_cast<int>(groups_.size()); }
+  [[nodiscard]] const ContactGroup& group(int g) const { return groups_[static_cast<std::size_t>(g)]; }
+  [[nodiscard]] const JointContactSet& of(int g) const { return group(g).set; }
   [[nodiscard]] int normal_count() const { return normal_count_; }
   [[nodiscard]] int tangent_count() const { return tangent_count_; }
-  [[nodiscard]] int first_normal(int link) const { return normal_offsets_[static_cast<std::size_t>(link)]; }
-  [[nodiscard]] int first_tangent(int link) const { return tangent_offsets_[static_cast<std::size_t>(link)]; }
+  [[nodiscard]] int first_normal(int g) const { return normal_offsets_[static_cast<std::size_t>(g)]; }
+  [[nodiscard]] int first_tangent(int g) const { return tangent_offsets_[static_cast<std::size_t>(g)]; }
+  /// The number of friction rows for the choice (tangent_count() per tangent).
+  [[nodiscard]] int friction_row_count(FrictionRows rows) const;
 
-  /// T (tangent rows × maximal DOFs): the relative tangential velocity of child and parent at
-  /// each friction point is T φ.
-  void tangent_matrix(const ArticulatedSystem& system, linalg::DenseMatrix& tangents) const;
+  /// T (tangent rows × 6·bodies): the relative tangential velocity of the two bodies at each
+  /// friction point is T φ.
+  void tangent_matrix(std::span<const RigidTransform> frames, linalg::DenseMatrix& tangents) const;
+  /// The friction rows (friction_row_count(rows) × 6·bodies) and their bounds μ Σ|α|.
+  void friction_rows(std::span<const RigidTransform> frames, FrictionRows rows, std::span<const double> alpha,
+                     double friction, linalg::DenseMatrix& matrix, std::vector<double>& bounds) const;
+  /// N (normal rows × 6·bodies), the same for the contact normals.
+  void normal_matrix(std::span<const RigidTransform> frames, linalg::DenseMatrix& normals) const;
   /// §3.3.2.2: splits a maximal wrench vector (the sum of the joint reactions acting on each
-  /// body, body frames) into one wrench per joint, on its child body, from the leaves to the root.
+  /// body, body frames) into one wrench per link's joint, on the link, from the leaves to the
+  /// root (`wrenches` gets group_count() entries; loop groups' are zero).
   void distribute_to_joints(const ArticulatedSystem& system, std::span<const double> maximal,
-                            std::vector<Vec6>& joint_wrenches) const;
-  /// §3.3.2.3, eq. 3.7: per joint, α = h (N M⁻¹ Nᵀ + εI)⁻¹ N M⁻¹ f_α, the regularized contact
-  /// impulses that reproduce its reaction wrench (`alpha` has normal_count() entries).
-  void contact_multipliers(const ArticulatedSystem& system, const std::vector<Vec6>& joint_wrenches,
-                           double time_step, double regularization, std::vector<double>& alpha) const;
+                            std::vector<Vec6>& wrenches) const;
+  /// §3.3.2.3, eq. 3.7: per group, α = h (N M⁻¹ Nᵀ + εI)⁻¹ N M⁻¹ f, the regularized contact
+  /// impulses that reproduce its reaction f (on `body`, the opposite on `other`); `alpha` gets
+  /// normal_count() entries.
+  void contact_multipliers(std::span<const RigidTransform> frames, const std::vector<Vec6>& wrenches, double time_step,
+                           double regularization, std::vector<double>& alpha) const;
   /// The friction bounds μ Σ|α| per tangent row.
   void friction_bounds(std::span<const double> alpha, double friction, std::vector<double>& bounds) const;
 
  private:
-  std::vector<JointContactSet> sets_;
+  void add_group(ContactGroup group);
+
+  std::vector<ContactGroup> groups_;
+  std::vector<Vec6> inertia_;
   std::vector<int> normal_offsets_;
   std::vector<int> tangent_offsets_;
   int normal_count_ = 0;

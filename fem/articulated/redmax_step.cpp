@@ -55,6 +55,7 @@ void assemble_redmax_step(const ArticulatedSystem& system, double h, const Vec3&
       terms.reduced_factor(k, k) += h * joint.damping + h * h * joint.stiffness;
     }
   }
+  terms.reduced_matrix = terms.reduced_factor;
   if (nr > 0) {
     const int info = linalg::blas::potrf(terms.reduced_factor.view());
     if (info != 0) {

@@ -19,7 +19,8 @@ struct RedmaxStepTerms {
   linalg::DenseMatrix jacobian;       ///< J (maximal × reduced)
   std::vector<double> maximal_matrix;  ///< M̃_m = M + hD_m (diagonal)
   std::vector<double> maximal_rhs;     ///< f̃_m = M J q̇₀ + h f_m: M̃_m times the unconstrained velocity
-  linalg::DenseMatrix reduced_factor;  ///< Cholesky factor of M̃_r (lower triangle)
+  linalg::DenseMatrix reduced_matrix;  ///< M̃_r (lower triangle)
+  linalg::DenseMatrix reduced_factor;  ///< its Cholesky factor (lower triangle)
   std::vector<double> reduced_rhs;     ///< f̃_r of eq. 3.6's right-hand side
 };
 

@@ -5,6 +5,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "fem/articulated/dense_qp.hpp"
 #include "linalg/blas.hpp"
 
 namespace cholsim::fem::articulated {
@@ -14,17 +15,6 @@ namespace {
 RigidTransform advance_frame(const RigidTransform& frame, const Vec6& twist, double h) {
   const Vec3 w{twist[0], twist[1], twist[2]}, v{twist[3], twist[4], twist[5]};
   return {frame.rotation * rotation_exponential(h * w), frame.translation + frame.rotation * (h * v)};
-}
-
-/// The nonzeros of a dense constraint matrix in CSC form (the QP problem's format).
-linalg::CscMatrix to_csc(const linalg::DenseMatrix& dense) {
-  linalg::Triplets entries;
-  for (Index c = 0; c < dense.cols(); ++c) {
-    for (Index r = 0; r < dense.rows(); ++r) {
-      if (dense(r, c) != 0.0) entries.add(r, c, dense(r, c));
-    }
-  }
-  return linalg::csc_from_triplets(dense.rows(), dense.cols(), entries);
 }
 
 }  // namespace
@@ -97,30 +87,6 @@ StaggeredProjections::StaggeredProjections(const ArticulatedSystem& system, Stag
   friction_force_.assign(static_cast<std::size_t>(system.maximal_dof_count()), 0.0);
 }
 
-void StaggeredProjections::point_rows(bool normals, linalg::DenseMatrix& rows) const {
-  const int count = normals ? contacts_.normal_count() : contacts_.tangent_count();
-  rows = linalg::DenseMatrix(count, 6 * body_count());
-  for (int i = 0; i < body_count(); ++i) {
-    const auto ui = static_cast<std::size_t>(i);
-    const auto& set = contacts_.of(i);
-    const auto& points = normals ? set.normals : set.tangents;
-    const Index first = normals ? contacts_.first_normal(i) : contacts_.first_tangent(i);
-    const int parent = parents_[ui];
-    const RigidTransform child_to_parent =
-        parent < 0 ? frames_[ui] : inverse(frames_[static_cast<std::size_t>(parent)]) * frames_[ui];
-    for (std::size_t k = 0; k < points.size(); ++k) {
-      const Index row = first + static_cast<Index>(k);
-      const Vec6 child = point_direction_row(points[k].position, points[k].direction);
-      for (int c = 0; c < 6; ++c) rows(row, 6 * i + c) = child[static_cast<std::size_t>(c)];
-      const Vec3 direction = child_to_parent.rotation * points[k].direction;
-      if (parent >= 0) {
-        const Vec6 on_parent = point_direction_row(transform_point(child_to_parent, points[k].position), direction);
-        for (int c = 0; c < 6; ++c) rows(row, 6 * parent + c) = -on_parent[static_cast<std::size_t>(c)];
-      }
-    }
-  }
-}
-
 JointFrictionStepStats StaggeredProjections::step(double h, const Vec3& gravity) {
   if (!(h > 0.0)) throw std::invalid_argument("staggered projections: the time step must be positive");
   const auto nm = static_cast<std::size_t>(6 * body_count());
@@ -139,8 +105,8 @@ JointFrictionStepStats StaggeredProjections::step(double h, const Vec3& gravity)
     }
   }
   linalg::DenseMatrix normals, tangents;
-  point_rows(true, normals);
-  point_rows(false, tangents);
+  contacts_.normal_matrix(frames_, normals);
+  contacts_.tangent_matrix(frames_, tangents);
 
   // The contact QP in its primal form: min ½vᵀMv − vᵀM(q̇_unc + hM⁻¹f_β) s.t. N v = −γ g / h.
   solvers::qp::QpProblem contact;
@@ -149,7 +115,7 @@ JointFrictionStepStats StaggeredProjections::step(double h, const Vec3& gravity)
     for (std::size_t k = 0; k < nm; ++k) diagonal.add(static_cast<Index>(k), static_cast<Index>(k), mass[k]);
     contact.hessian = linalg::symmetric_from_triplets(static_cast<Index>(nm), diagonal);
   }
-  contact.equality = to_csc(normals);
+  contact.equality = nonzeros_as_csc(normals);
   contact.equality_rhs = stabilization_rhs(normals, h);
   contact.linear.assign(nm, 0.0);
 
@@ -179,8 +145,9 @@ JointFrictionStepStats StaggeredProjections::step(double h, const Vec3& gravity)
     previous = contact_force;
     for (std::size_t k = 0; k < nm; ++k) with_contact[k] = mass[k] * unconstrained[k] + h * contact_force[k];
     contacts_.friction_bounds(alpha, fo.friction, bounds);
-    friction_force_ = solve_friction_qp(tangents, mass, with_contact, bounds, fo.friction * fo.active_threshold, h,
-                                        friction_impulse_, stats.friction_qp_iterations, stats.active_tangents);
+    friction_force_ = solve_friction(maximal_friction_problem(tangents, mass, with_contact), tangents, bounds,
+                                     fo.friction * fo.active_threshold, h, friction_impulse_,
+                                     stats.friction_qp_iterations, stats.active_tangents);
   }
   stats.iterations = std::min(stats.iterations, fo.max_iterations);
   friction_per_row_.resize(friction_impulse_.size());

@@ -46,9 +46,6 @@ class StaggeredProjections {
   [[nodiscard]] const std::vector<double>& friction_forces() const { return friction_per_row_; }
 
  private:
-  /// Fills the rows of the joints' contact normals or tangents at the current frames: N φ is
-  /// the child's velocity minus the parent's along each direction.
-  void point_rows(bool normals, linalg::DenseMatrix& rows) const;
   [[nodiscard]] JointError joint_error(int link) const;
   /// The right-hand side of the joint rows (position stabilization).
   [[nodiscard]] std::vector<double> stabilization_rhs(const linalg::DenseMatrix& normals, double h) const;
