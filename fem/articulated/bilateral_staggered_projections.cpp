@@ -193,16 +193,6 @@ JointFrictionStepStats BispStepper::step_in_tree(ArticulatedSystem& system, doub
 
 namespace {
 
-/// Rows of `b` below those of `a` (same column count).
-linalg::DenseMatrix stacked(const linalg::DenseMatrix& a, const linalg::DenseMatrix& b) {
-  linalg::DenseMatrix c(a.rows() + b.rows(), a.cols());
-  for (Index j = 0; j < a.cols(); ++j) {
-    for (Index i = 0; i < a.rows(); ++i) c(i, j) = a(i, j);
-    for (Index i = 0; i < b.rows(); ++i) c(a.rows() + i, j) = b(i, j);
-  }
-  return c;
-}
-
 /// A·J for constraint rows A on the maximal twists: the same constraints on q̇.
 linalg::DenseMatrix times_jacobian(const linalg::DenseMatrix& rows, const linalg::DenseMatrix& jacobian) {
   linalg::DenseMatrix product(rows.rows(), jacobian.cols());
@@ -268,7 +258,7 @@ JointFrictionStepStats BispStepper::step_with_external(ArticulatedSystem& system
     previous = contact_force;
     for (std::size_t k = 0; k < nm; ++k) with_contact[k] = terms_.maximal_rhs[k] + h * contact_force[k];
     contacts_.friction_rows(frames, row_kind, alpha_, options_.friction, joint_rows, bounds);
-    const linalg::DenseMatrix tangents = stacked(joint_rows, rows.floor_tangents);
+    const linalg::DenseMatrix tangents = stack_rows(joint_rows, rows.floor_tangents);
     for (double impulse : constrained.inequality_multipliers) {  // the floor: |β| ≤ μ α for both tangents
       bounds.push_back(external_.floor_friction * impulse);
       bounds.push_back(external_.floor_friction * impulse);

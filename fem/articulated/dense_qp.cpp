@@ -1,11 +1,23 @@
 #include "fem/articulated/dense_qp.hpp"
 
+#include <algorithm>
 #include <stdexcept>
 #include <string>
 
 #include "solvers/qp/active_set.hpp"
 
 namespace cholsim::fem::articulated {
+
+linalg::DenseMatrix stack_rows(const linalg::DenseMatrix& a, const linalg::DenseMatrix& b) {
+  linalg::DenseMatrix c(a.rows() + b.rows(), std::max(a.cols(), b.cols()));
+  for (Index j = 0; j < a.cols(); ++j) {
+    for (Index i = 0; i < a.rows(); ++i) c(i, j) = a(i, j);
+  }
+  for (Index j = 0; j < b.cols(); ++j) {
+    for (Index i = 0; i < b.rows(); ++i) c(a.rows() + i, j) = b(i, j);
+  }
+  return c;
+}
 
 linalg::CscMatrix nonzeros_as_csc(const linalg::DenseMatrix& dense) {
   linalg::Triplets entries;

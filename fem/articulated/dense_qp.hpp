@@ -9,6 +9,8 @@ namespace cholsim::fem::articulated {
 
 using linalg::Index;
 
+/// The rows of `b` below those of `a` (same column count).
+linalg::DenseMatrix stack_rows(const linalg::DenseMatrix& a, const linalg::DenseMatrix& b);
 /// The nonzeros of a dense matrix in CSC form.
 linalg::CscMatrix nonzeros_as_csc(const linalg::DenseMatrix& dense);
 /// ½xᵀHx − bᵀx s.t. E x = e, C x ≥ c, with H given by its lower triangle (n×n dense).

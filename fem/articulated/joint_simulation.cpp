@@ -28,9 +28,15 @@ JointSimulation::JointSimulation(ArticulatedScene scene, JointMethod method, Joi
   if (!(scene_.time_step > 0.0)) throw std::invalid_argument("joint simulation: the time step must be positive");
   if (options.friction < 0.0) options.friction = scene_.joint_friction_coefficient;
   initial_potential_ = scene_.system.energies(scene_.gravity).potential;
+  if (method_ == JointMethod::frictionless && !scene_.constraints.empty()) {
+    options.friction = 0.0;  // the constrained frictionless step is BISP's without friction
+    bisp_ = std::make_unique<BispStepper>(scene_.system, options);
+  }
   if (method_ == JointMethod::bisp) bisp_ = std::make_unique<BispStepper>(scene_.system, options);
+  if (bisp_ && !scene_.constraints.empty()) bisp_->set_external_constraints(scene_.system, scene_.constraints);
   if (method_ == JointMethod::staggered_projections) {
     maximal_ = std::make_unique<StaggeredProjections>(scene_.system, StaggeredProjectionsOptions{.friction = options});
+    if (!scene_.constraints.empty()) maximal_->set_external_constraints(scene_.constraints);
   }
 }
 
@@ -61,6 +67,11 @@ Energies JointSimulation::energies() const {
   Energies e = maximal_ ? maximal_->energies(scene_.gravity) : scene_.system.energies(scene_.gravity);
   e.potential -= initial_potential_;
   return e;
+}
+
+std::vector<double> JointSimulation::driver_torques() const {
+  if (bisp_) return bisp_->driver_torques();
+  return maximal_ ? maximal_->driver_torques() : std::vector<double>{};
 }
 
 const std::vector<double>& JointSimulation::joint_friction() const {

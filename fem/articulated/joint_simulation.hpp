@@ -44,6 +44,8 @@ class JointSimulation {
   /// The joints' friction forces of the last step per reduced DOF (BISP), or per tangent row
   /// (staggered projections); empty for frictionless runs.
   [[nodiscard]] const std::vector<double>& joint_friction() const;
+  /// The drivers' torques of the last step (scene().constraints.drivers order; BISP only).
+  [[nodiscard]] std::vector<double> driver_torques() const;
 
  private:
   ArticulatedScene scene_;

@@ -70,7 +70,7 @@ std::vector<double> StaggeredProjections::stabilization_rhs(const linalg::DenseM
 }
 
 StaggeredProjections::StaggeredProjections(const ArticulatedSystem& system, StaggeredProjectionsOptions options)
-    : options_(options), contacts_(system) {
+    : options_(options), system_(system), contacts_(system) {
   for (int i = 0; i < system.link_count(); ++i) {
     parents_.push_back(system.parent(i));
     inertia_.push_back(system.body_inertia(i));
@@ -104,36 +104,53 @@ JointFrictionStepStats StaggeredProjections::step(double h, const Vec3& gravity)
       unconstrained[6 * i + r] = twists_[i][r] + h * wrench[r] / m[r];
     }
   }
-  linalg::DenseMatrix normals, tangents;
-  contacts_.normal_matrix(frames_, normals);
-  contacts_.tangent_matrix(frames_, tangents);
-
-  // The contact QP in its primal form: min ½vᵀMv − vᵀM(q̇_unc + hM⁻¹f_β) s.t. N v = −γ g / h.
-  solvers::qp::QpProblem contact;
-  {
-    linalg::Triplets diagonal;
-    for (std::size_t k = 0; k < nm; ++k) diagonal.add(static_cast<Index>(k), static_cast<Index>(k), mass[k]);
-    contact.hessian = linalg::symmetric_from_triplets(static_cast<Index>(nm), diagonal);
+  // The contact QP in its primal form, eq. 3.1: min ½vᵀMv − vᵀM(q̇_unc + hM⁻¹f_β) subject to
+  // the tree's joint rows N v = −γ·error/h and the external rows (loops, drivers, floor).
+  linalg::DenseMatrix all_normals;
+  contacts_.normal_matrix(frames_, all_normals);
+  const Index joint_rows = body_count() < contacts_.group_count() ? contacts_.first_normal(body_count())
+                                                                  : contacts_.normal_count();
+  linalg::DenseMatrix normals(joint_rows, all_normals.cols());
+  for (Index c = 0; c < normals.cols(); ++c) {
+    for (Index r = 0; r < joint_rows; ++r) normals(r, c) = all_normals(r, c);
   }
-  contact.equality = nonzeros_as_csc(normals);
-  contact.equality_rhs = stabilization_rhs(normals, h);
-  contact.linear.assign(nm, 0.0);
+  const ExternalRows external = external_rows(external_, system_, frames_, h);
+  std::vector<double> rhs = stabilization_rhs(normals, h);
+  rhs.insert(rhs.end(), external.equality_rhs.begin(), external.equality_rhs.end());
+  solvers::qp::QpProblem contact = diagonal_qp(mass, stack_rows(normals, external.equality), rhs, external.inequality,
+                                               external.inequality_rhs);
 
   JointFrictionStepStats stats;
   const JointFrictionOptions& fo = options_.friction;
   std::vector<double> contact_force(nm, 0.0), previous(nm, 0.0), with_contact(nm), bounds, alpha;
+  std::vector<Vec6> wrenches;
+  solvers::qp::QpSolution solution;
+  linalg::DenseMatrix tangents;
   for (stats.iterations = 1; stats.iterations <= fo.max_iterations; ++stats.iterations) {
     for (std::size_t k = 0; k < nm; ++k) contact.linear[k] = mass[k] * unconstrained[k] + h * friction_force_[k];
-    const solvers::qp::QpSolution solution = solvers::qp::solve_active_set(contact);
-    if (solution.status != solvers::qp::QpStatus::optimal) {
-      throw std::runtime_error("staggered projections: the contact QP ended " +
-                               std::string(solvers::qp::to_string(solution.status)) + ": " + solution.message);
-    }
-    // f_α = Nᵀy/h with the joint multipliers y (= −α of eq. 3.1's sign convention).
-    alpha = solution.equality_multipliers;
+    solution = solve_dense_qp(contact, "staggered projections, eq. 3.1");
+    // f_α = Nᵀy/h + Cᵀz/h: every constraint's force.
     std::fill(contact_force.begin(), contact_force.end(), 0.0);
-    solvers::qp::constraint_multiply_transposed(contact.equality, alpha, contact_force);
-    for (double& f : contact_force) f /= h;
+    solvers::qp::constraint_multiply_transposed(contact.equality, solution.equality_multipliers, contact_force);
+    std::vector<double> unilateral(nm, 0.0);
+    solvers::qp::constraint_multiply_transposed(contact.inequality, solution.inequality_multipliers, unilateral);
+    for (std::size_t k = 0; k < nm; ++k) contact_force[k] = (contact_force[k] + unilateral[k]) / h;
+    // Each joint's (and loop's) reaction on its body from its own rows, then α by eq. 3.7 as in
+    // BISP, so that both methods bound friction alike.
+    wrenches.assign(static_cast<std::size_t>(contacts_.group_count()), Vec6{});
+    for (int g = 0; g < contacts_.group_count(); ++g) {
+      const int body = contacts_.group(g).body;
+      const bool loop = g >= body_count();
+      const Index first = loop ? joint_rows + 2 * (g - body_count()) : contacts_.first_normal(g);
+      const Index count = loop ? 2 : static_cast<Index>(contacts_.of(g).normals.size());
+      const linalg::DenseMatrix& rows = loop ? external.equality : normals;
+      const Index offset = loop ? joint_rows : 0;
+      for (Index r = first; r < first + count; ++r) {
+        const double y = solution.equality_multipliers[static_cast<std::size_t>(r)] / h;
+        for (int c = 0; c < 6; ++c) wrenches[static_cast<std::size_t>(g)][static_cast<std::size_t>(c)] += rows(r - offset, 6 * body + c) * y;
+      }
+    }
+    contacts_.contact_multipliers(frames_, wrenches, h, fo.regularization, alpha);
     std::vector<double> change(nm);
     for (std::size_t k = 0; k < nm; ++k) change[k] = contact_force[k] - previous[k];
     const double size = inverse_mass_norm2(contact_force, mass);
@@ -144,10 +161,21 @@ JointFrictionStepStats StaggeredProjections::step(double h, const Vec3& gravity)
     if (stats.iterations == fo.max_iterations) break;
     previous = contact_force;
     for (std::size_t k = 0; k < nm; ++k) with_contact[k] = mass[k] * unconstrained[k] + h * contact_force[k];
-    contacts_.friction_bounds(alpha, fo.friction, bounds);
+    linalg::DenseMatrix joint_tangents;
+    contacts_.friction_rows(frames_, FrictionRows::per_tangent, alpha, fo.friction, joint_tangents, bounds);
+    tangents = stack_rows(joint_tangents, external.floor_tangents);
+    for (double impulse : solution.inequality_multipliers) {
+      bounds.push_back(external_.floor_friction * impulse);
+      bounds.push_back(external_.floor_friction * impulse);
+    }
     friction_force_ = solve_friction(maximal_friction_problem(tangents, mass, with_contact), tangents, bounds,
                                      fo.friction * fo.active_threshold, h, friction_impulse_,
                                      stats.friction_qp_iterations, stats.active_tangents);
+  }
+  driver_torques_.clear();
+  for (std::size_t d = 0; d < external_.drivers.size(); ++d) {
+    const Index row = joint_rows + first_driver_row(external_) + static_cast<Index>(d);
+    driver_torques_.push_back(solution.equality_multipliers[static_cast<std::size_t>(row)] / h);
   }
   stats.iterations = std::min(stats.iterations, fo.max_iterations);
   friction_per_row_.resize(friction_impulse_.size());
@@ -161,6 +189,15 @@ JointFrictionStepStats StaggeredProjections::step(double h, const Vec3& gravity)
     frames_[i] = advance_frame(frames_[i], twists_[i], h);
   }
   return stats;
+}
+
+void StaggeredProjections::set_external_constraints(ExternalConstraints constraints) {
+  constraints.check(system_);
+  for (const LoopClosure& loop : constraints.loops) {
+    contacts_.add_loop(loop.body_a, loop.body_b, loop.point_a, loop.axis_a, loop.radius, loop.height);
+  }
+  external_ = std::move(constraints);
+  friction_impulse_.clear();
 }
 
 Energies StaggeredProjections::energies(const Vec3& gravity) const {

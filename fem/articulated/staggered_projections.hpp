@@ -33,7 +33,12 @@ class StaggeredProjections {
   /// Starts from the system's current state (its bodies' frames and twists).
   StaggeredProjections(const ArticulatedSystem& system, StaggeredProjectionsOptions options);
 
+  /// Adds constraints outside the tree, as rows of the contact QP (and loop friction cylinders).
+  void set_external_constraints(ExternalConstraints constraints);
+
   JointFrictionStepStats step(double time_step, const Vec3& gravity);
+  /// The drivers' torques of the last step, one per driver.
+  [[nodiscard]] const std::vector<double>& driver_torques() const { return driver_torques_; }
 
   [[nodiscard]] int body_count() const { return static_cast<int>(frames_.size()); }
   [[nodiscard]] const RigidTransform& body_to_world(int body) const { return frames_[static_cast<std::size_t>(body)]; }
@@ -51,7 +56,10 @@ class StaggeredProjections {
   [[nodiscard]] std::vector<double> stabilization_rhs(const linalg::DenseMatrix& normals, double h) const;
 
   StaggeredProjectionsOptions options_;
+  ArticulatedSystem system_;  // the joints' data (the state lives in frames_ and twists_)
   JointContacts contacts_;
+  ExternalConstraints external_;
+  std::vector<double> driver_torques_;
   std::vector<int> parents_;
   std::vector<Vec6> inertia_;
   std::vector<RigidTransform> frames_;

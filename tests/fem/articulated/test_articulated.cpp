@@ -286,3 +286,71 @@ TEST(ArticulatedInput, BadLinksAreRefusedWithTheirReason) {
 
 }  // namespace
 }  // namespace cholsim::fem::articulated
+
+namespace cholsim::fem::articulated {
+namespace {
+
+struct KlannRun {
+  double mean_torque = 0.0;  ///< mean |crank torque| over both cranks and all steps
+  double worst_loop_gap = 0.0;
+  double lowest_foot = 1e300;  ///< lowest foot sphere bottom relative to the floor
+  double chassis_height = 0.0;
+};
+
+KlannRun run_klann(double joint_friction, JointMethod method, double duration) {
+  KlannOptions options;
+  options.joint_friction = joint_friction;
+  options.duration = duration;
+  ArticulatedScene scene = make_klann_scene(options);
+  const ExternalConstraints constraints = scene.constraints;
+  JointSimulation simulation(std::move(scene), method);
+  KlannRun run;
+  const auto steps = std::lround(duration / options.time_step);
+  for (long k = 0; k < steps; ++k) {
+    simulation.step();
+    for (double torque : simulation.driver_torques()) run.mean_torque += std::abs(torque) / (2.0 * static_cast<double>(steps));
+    for (const LoopClosure& loop : constraints.loops) {
+      const Vec3 a = transform_point(simulation.body_to_world(loop.body_a), loop.point_a);
+      const Vec3 b = transform_point(simulation.body_to_world(loop.body_b), loop.point_b);
+      run.worst_loop_gap = std::max(run.worst_loop_gap, linalg::norm(a - b));
+    }
+    for (const FloorContact& foot : constraints.feet) {
+      const double bottom = transform_point(simulation.body_to_world(foot.body), foot.point).z - foot.radius;
+      run.lowest_foot = std::min(run.lowest_foot, bottom - constraints.floor_height);
+    }
+  }
+  run.chassis_height = simulation.body_to_world(0).translation.z;
+  return run;
+}
+
+TEST(Klann, CountsMatchTheThesis) {
+  const ArticulatedScene scene = make_klann_scene();
+  // §3.4: 26 joint DOFs (two cranks, four joints per leg) besides the chassis' six, 24 loop rows
+  // (2 closures × 2 in-plane rows per leg), up to 6 feet on the floor.
+  EXPECT_EQ(scene.system.reduced_dof_count(), 26 + 6);
+  EXPECT_EQ(scene.constraints.loops.size(), 12U);
+  EXPECT_EQ(scene.constraints.drivers.size(), 2U);
+  EXPECT_EQ(scene.constraints.feet.size(), 6U);
+}
+
+TEST(Klann, WalkerStandsWithClosedLoopsAndCrankTorqueRisesWithJointFriction) {
+  const KlannRun free = run_klann(0.0, JointMethod::bisp, 0.3);
+  const KlannRun rough = run_klann(0.8, JointMethod::bisp, 0.3);
+  for (const KlannRun& run : {free, rough}) {
+    EXPECT_LT(run.worst_loop_gap, 0.05) << "cm";
+    EXPECT_GT(run.lowest_foot, -0.25) << "feet sink less than their 0.3 cm radius";
+    EXPECT_GT(run.chassis_height, 10.0) << "the walker stands";
+  }
+  // Fig. 3.3b: more joint friction, more torque at the motor.
+  EXPECT_GT(rough.mean_torque, 1.5 * free.mean_torque);
+}
+
+TEST(Klann, StaggeredProjectionsDriveTheSameWalker) {
+  const KlannRun reduced = run_klann(0.0, JointMethod::bisp, 0.1);
+  const KlannRun maximal = run_klann(0.0, JointMethod::staggered_projections, 0.1);
+  EXPECT_LT(maximal.worst_loop_gap, 0.1);
+  EXPECT_NEAR(maximal.chassis_height, reduced.chassis_height, 0.2);
+}
+
+}  // namespace
+}  // namespace cholsim::fem::articulated
