@@ -9,6 +9,7 @@
 #include "octree_command.hpp"
 #include "dynamics_command.hpp"
 #include "factor_command.hpp"
+#include "joints_command.hpp"
 #include "opsplit_command.hpp"
 #include "pd_command.hpp"
 
@@ -30,6 +31,7 @@ int main(int argc, char** argv) {
   add_conjac_command(app, action);
   add_octree_command(app, action);
   add_cloth_command(app, action);
+  add_joints_command(app, action);
 
   try {
     app.parse(argc, argv);

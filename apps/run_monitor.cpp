@@ -22,7 +22,11 @@ const char* signal_name(int signal) { return signal == SIGINT ? "SIGINT" : signa
 void add_run_end_options(CLI::App& command, RunEndOptions& options) {
   command.add_flag("--strict", options.strict,
                    "Exit 3 (after writing every output) when a health check warned");
-  command.add_option("--max-output", options.max_output,
+  add_max_output_option(command, options.max_output);
+}
+
+void add_max_output_option(CLI::App& command, std::string& max_output) {
+  command.add_option("--max-output", max_output,
                      "Most bytes the run's files may take in --out (500M, 2G, or unlimited); the run stops "
                      "before the frame that would pass it")
       ->capture_default_str();
@@ -51,9 +55,13 @@ RunMonitor::RunMonitor(std::string command, const RunEndOptions& options, const 
                        fem::SimulationHealth health)
     : command_(std::move(command)), strict_(options.strict), signals_(&signals), health_(std::move(health)) {}
 
+RunMonitor::RunMonitor(std::string command, const RunEndOptions& options, const InterruptSignals& signals)
+    : command_(std::move(command)), strict_(options.strict), signals_(&signals) {}
+
 void RunMonitor::check(const fem::HealthFrame& frame) {
-  for (const fem::HealthIssue issue : health_.check(frame)) {
-    std::cerr << command_ << ": warning: " << health_.finding(issue).description() << std::endl;
+  if (!health_) return;
+  for (const fem::HealthIssue issue : health_->check(frame)) {
+    std::cerr << command_ << ": warning: " << health_->finding(issue).description() << std::endl;
   }
 }
 
@@ -81,14 +89,16 @@ std::string RunMonitor::status() const {
 }
 
 void RunMonitor::change_body(fem::SimulationHealth health) {
-  const auto& findings = health_.findings();
-  earlier_findings_.insert(earlier_findings_.end(), findings.begin(), findings.end());
+  if (health_) {
+    const auto& findings = health_->findings();
+    earlier_findings_.insert(earlier_findings_.end(), findings.begin(), findings.end());
+  }
   health_ = std::move(health);
 }
 
 std::vector<fem::HealthFinding> RunMonitor::findings() const {
   std::vector<fem::HealthFinding> all = earlier_findings_;
-  all.insert(all.end(), health_.findings().begin(), health_.findings().end());
+  if (health_) all.insert(all.end(), health_->findings().begin(), health_->findings().end());
   return all;
 }
 
@@ -107,7 +117,7 @@ void RunMonitor::add_section(Report& report) const {
                         {"frames", finding.frames},
                         {"message", finding.description()}});
   }
-  report.add_text("health", "health", all.empty() ? "ok" : "warnings");
+  report.add_text("health", "health", !health_ && all.empty() ? "not checked" : all.empty() ? "ok" : "warnings");
   report.add("health_warnings", "", warnings, "");
   for (const fem::HealthFinding& finding : all) {
     report.add("", std::string("warning: ") + fem::health_issue_key(finding.issue), nullptr,

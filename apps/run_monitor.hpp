@@ -5,6 +5,7 @@
 // the summary, and the exit code — 128 + signal when stopped by one, 3 when the numerics
 // failed or for health warnings under --strict, else 0.
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include <CLI/CLI.hpp>
@@ -24,6 +25,8 @@ struct RunEndOptions {
 
 /// Adds --strict and --max-output to `command`.
 void add_run_end_options(CLI::App& command, RunEndOptions& options);
+/// Adds --max-output alone, for a command without health checks (nothing for --strict to act on).
+void add_max_output_option(CLI::App& command, std::string& max_output);
 /// The --help paragraph on health checks (with the thresholds), signals, the byte limit and
 /// the exit codes.
 std::string run_end_help();
@@ -33,8 +36,12 @@ class RunMonitor {
   /// `command` prefixes the stderr lines ("cholsim corot"); `signals` must outlive the monitor.
   RunMonitor(std::string command, const RunEndOptions& options, const InterruptSignals& signals,
              fem::SimulationHealth health);
+  /// Without health checks (a simulation that is not an elastic body, such as rigid links):
+  /// signals, the byte limit and failures only; the report says "health: not checked".
+  RunMonitor(std::string command, const RunEndOptions& options, const InterruptSignals& signals);
 
-  /// Checks a simulated frame; each kind of issue is warned about on stderr once.
+  /// Checks a simulated frame; each kind of issue is warned about on stderr once. Nothing to
+  /// check without health checks.
   void check(const fem::HealthFrame& frame);
   /// False once a stop signal has arrived or the byte limit was reached: the frame loop ends.
   [[nodiscard]] bool keep_going() const;
@@ -59,7 +66,7 @@ class RunMonitor {
   std::string command_;
   bool strict_;
   const InterruptSignals* signals_;
-  fem::SimulationHealth health_;
+  std::optional<fem::SimulationHealth> health_;  ///< empty: not checked
   std::vector<fem::HealthFinding> earlier_findings_;  ///< of the bodies before change_body
   bool output_limit_reached_ = false;
   std::string failure_;  ///< empty while the numerics hold

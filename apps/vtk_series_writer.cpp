@@ -58,6 +58,7 @@ std::size_t nodes_per_cell(VtkCellShape shape) {
     case VtkCellShape::triangle: return 3;
     case VtkCellShape::tetrahedron: return 4;
     case VtkCellShape::hexahedron: return 8;
+    case VtkCellShape::vertex: return 1;
   }
   return 4;
 }
@@ -67,6 +68,7 @@ const char* cell_name(VtkCellShape shape) {
     case VtkCellShape::triangle: return "triangle";
     case VtkCellShape::tetrahedron: return "tet";
     case VtkCellShape::hexahedron: return "hexahedron";
+    case VtkCellShape::vertex: return "vertex";
   }
   return "tet";
 }
@@ -76,6 +78,7 @@ int vtk_cell_type(VtkCellShape shape) {
     case VtkCellShape::triangle: return VTK_TRIANGLE;
     case VtkCellShape::tetrahedron: return VTK_TETRA;
     case VtkCellShape::hexahedron: return VTK_HEXAHEDRON;
+    case VtkCellShape::vertex: return VTK_VERTEX;
   }
   return VTK_TETRA;
 }

@@ -22,9 +22,10 @@ struct VtkField {
   std::span<const double> values;
 };
 
-/// The cells of a series: tetrahedra (4 nodes each), triangles (3, a surface such as cloth) or
-/// hexahedra (8, in VTK's order: the bottom face counter-clockwise, then the top face; octrees).
-enum class VtkCellShape { tetrahedron, triangle, hexahedron };
+/// The cells of a series: tetrahedra (4 nodes each), triangles (3, a surface such as cloth),
+/// hexahedra (8, in VTK's order: the bottom face counter-clockwise, then the top face; octrees,
+/// rigid cuboids) or vertices (1, points such as joints).
+enum class VtkCellShape { tetrahedron, triangle, hexahedron, vertex };
 
 class VtuSeriesWriter {
  public:
@@ -33,7 +34,7 @@ class VtuSeriesWriter {
   VtuSeriesWriter(OutputFolder& folder, std::string basename,
                   VtkCellShape cell_shape = VtkCellShape::tetrahedron);
 
-  /// Writes the next frame: cells (4 node indices a tet, 3 a triangle, 8 a hexahedron) over `positions` (3 per node) with the
+  /// Writes the next frame: cells (4 node indices a tet, 3 a triangle, 8 a hexahedron, 1 a vertex) over `positions` (3 per node) with the
   /// given point and cell fields, then rewrites the .pvd. Returns false, writing nothing, when
   /// the frame and the longer .pvd would take the folder past its byte limit. Throws
   /// std::invalid_argument when a field's size does not match, a field has other than 1 or 3

@@ -29,7 +29,7 @@ struct ChainOptions {
   int links = 10;
   double link_length = 10.0;    ///< cm
   double link_width = 1.0;      ///< cm
-  double joint_radius = 0.5;    ///< R of Fig. 3.2 (2R stops the chain earlier)
+  double joint_radius = 0.5;    ///< R of Fig. 3.2 (2R stops the chain sooner: our test at μ 0.2)
   double joint_height = 1.0;
   double friction = 0.6;        ///< μ in the joints
   double time_step = 1e-2;

@@ -32,6 +32,9 @@ JointError StaggeredProjections::joint_error(int link) const {
     case JointKind::revolute:  // the axes must agree; rotation about them is free
       error.rotation = linalg::cross(child.rotation * joint.axis, parent_frame.rotation * joint.axis);
       break;
+    case JointKind::fixed:  // neither rotation nor translation
+      error.rotation = linalg::axial_vector(parent_frame.rotation * linalg::transpose(child.rotation));
+      break;
     case JointKind::prismatic: {  // no relative rotation; sliding along the axis is free
       error.rotation = linalg::axial_vector(parent_frame.rotation * linalg::transpose(child.rotation));
       const Vec3 axis = parent_frame.rotation * joint.axis;
@@ -67,6 +70,38 @@ std::vector<double> StaggeredProjections::stabilization_rhs(const linalg::DenseM
     }
   }
   return rhs;
+}
+
+void StaggeredProjections::fixed_joint_rows(double h, linalg::DenseMatrix& rows, std::vector<double>& rhs) const {
+  // A fixed joint has no contact points: its six rows ask the child's joint frame to move with
+  // the parent's (relative twist, joint frame) but for γ/h of its error.
+  std::vector<int> welded;
+  for (int i = 0; i < body_count(); ++i) {
+    if (joints_[static_cast<std::size_t>(i)].kind == JointKind::fixed) welded.push_back(i);
+  }
+  rows = linalg::DenseMatrix(6 * static_cast<Index>(welded.size()), 6 * body_count());
+  rhs.assign(static_cast<std::size_t>(rows.rows()), 0.0);
+  for (std::size_t w = 0; w < welded.size(); ++w) {
+    const int i = welded[w];
+    const auto ui = static_cast<std::size_t>(i);
+    const int parent = parents_[ui];
+    const Mat6 child = adjoint(inverse(joint_in_child_[ui]));  // body twist → joint-frame twist
+    const RigidTransform joint_frame = frames_[ui] * joint_in_child_[ui];
+    const JointError error = joint_error(i);
+    const Mat3 to_joint = linalg::transpose(joint_frame.rotation);
+    const Vec3 rotation = to_joint * error.rotation, translation = to_joint * error.translation;
+    const Vec6 target{rotation.x, rotation.y, rotation.z, translation.x, translation.y, translation.z};
+    Mat6 from_parent;
+    if (parent >= 0) from_parent = adjoint(inverse(joint_frame) * frames_[static_cast<std::size_t>(parent)]);
+    for (int k = 0; k < 6; ++k) {
+      const Index row = 6 * static_cast<Index>(w) + k;
+      for (int c = 0; c < 6; ++c) {
+        rows(row, 6 * i + c) = child(k, c);
+        if (parent >= 0) rows(row, 6 * parent + c) = -from_parent(k, c);
+      }
+      rhs[static_cast<std::size_t>(row)] = options_.stabilization * target[static_cast<std::size_t>(k)] / h;
+    }
+  }
 }
 
 StaggeredProjections::StaggeredProjections(const ArticulatedSystem& system, StaggeredProjectionsOptions options)
@@ -108,14 +143,20 @@ JointFrictionStepStats StaggeredProjections::step(double h, const Vec3& gravity)
   // the tree's joint rows N v = −γ·error/h and the external rows (loops, drivers, floor).
   linalg::DenseMatrix all_normals;
   contacts_.normal_matrix(frames_, all_normals);
-  const Index joint_rows = body_count() < contacts_.group_count() ? contacts_.first_normal(body_count())
-                                                                  : contacts_.normal_count();
-  linalg::DenseMatrix normals(joint_rows, all_normals.cols());
-  for (Index c = 0; c < normals.cols(); ++c) {
-    for (Index r = 0; r < joint_rows; ++r) normals(r, c) = all_normals(r, c);
+  const Index contact_rows = body_count() < contacts_.group_count() ? contacts_.first_normal(body_count())
+                                                                    : contacts_.normal_count();
+  linalg::DenseMatrix contact_normals(contact_rows, all_normals.cols());
+  for (Index c = 0; c < contact_normals.cols(); ++c) {
+    for (Index r = 0; r < contact_rows; ++r) contact_normals(r, c) = all_normals(r, c);
   }
+  std::vector<double> rhs = stabilization_rhs(contact_normals, h);
+  linalg::DenseMatrix weld_rows;
+  std::vector<double> weld_rhs;
+  fixed_joint_rows(h, weld_rows, weld_rhs);
+  const linalg::DenseMatrix normals = stack_rows(contact_normals, weld_rows);
+  rhs.insert(rhs.end(), weld_rhs.begin(), weld_rhs.end());
+  const Index joint_rows = normals.rows();
   const ExternalRows external = external_rows(external_, system_, frames_, h);
-  std::vector<double> rhs = stabilization_rhs(normals, h);
   rhs.insert(rhs.end(), external.equality_rhs.begin(), external.equality_rhs.end());
   solvers::qp::QpProblem contact = diagonal_qp(mass, stack_rows(normals, external.equality), rhs, external.inequality,
                                                external.inequality_rhs);
@@ -212,7 +253,7 @@ Energies StaggeredProjections::energies(const Vec3& gravity) const {
 double StaggeredProjections::joint_drift() const {
   double worst = 0.0;
   for (int i = 0; i < body_count(); ++i) {
-    if (contacts_.of(i).normals.empty()) continue;
+    if (contacts_.of(i).normals.empty() && joints_[static_cast<std::size_t>(i)].kind != JointKind::fixed) continue;
     const JointError error = joint_error(i);
     worst = std::max({worst, linalg::norm(error.translation),
                       linalg::norm(error.rotation) * std::max(joints_[static_cast<std::size_t>(i)].radius, 1.0)});

@@ -52,6 +52,8 @@ class StaggeredProjections {
 
  private:
   [[nodiscard]] JointError joint_error(int link) const;
+  /// The rows (and right-hand sides) of the fixed joints: six each.
+  void fixed_joint_rows(double h, linalg::DenseMatrix& rows, std::vector<double>& rhs) const;
   /// The right-hand side of the joint rows (position stabilization).
   [[nodiscard]] std::vector<double> stabilization_rhs(const linalg::DenseMatrix& normals, double h) const;
 

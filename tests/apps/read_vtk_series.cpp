@@ -1,7 +1,7 @@
 // read_vtk_series: opens a .pvd collection and every .vtu it lists with VTK's own readers (as
 // ParaView would) and checks what a client relies on — the frame count, increasing times, the
-// same point and cell counts in every frame (unless --remeshed), tetrahedral (or --triangles, --hexahedra)
-// cells, and the named arrays with their component counts and finite values. Exit 0 when everything matches, 1 otherwise
+// same point and cell counts in every frame (unless --remeshed), tetrahedral (or --triangles, --hexahedra,
+// --vertices) cells, and the named arrays with their component counts and finite values. Exit 0 when everything matches, 1 otherwise
 // (each mismatch on stderr), 2 for bad arguments. Used by the `cholsim corot` app tests.
 #include <cmath>
 #include <iostream>
@@ -95,9 +95,11 @@ int main(int argc, char** argv) {
   app.add_option("--cell-array", cell_arrays, "NAME:COMPONENTS of a cell array every frame must have");
   bool triangles = false;
   bool hexahedra = false;
+  bool vertices = false;
   bool remeshed = false;
   app.add_flag("--triangles", triangles, "The cells are triangles (a surface such as cloth), not tetrahedra");
-  app.add_flag("--hexahedra", hexahedra, "The cells are hexahedra (an octree), not tetrahedra");
+  app.add_flag("--hexahedra", hexahedra, "The cells are hexahedra (an octree, rigid cuboids), not tetrahedra");
+  app.add_flag("--vertices", vertices, "The cells are vertices (points such as joints), not tetrahedra");
   app.add_flag("--remeshed", remeshed, "Point and cell counts may change between frames (a remeshed surface)");
   CLI11_PARSE(app, argc, argv);
   std::vector<ArraySpec> point_specs;
@@ -125,8 +127,8 @@ int main(int argc, char** argv) {
                                                                " points, expected " + std::to_string(*points));
       checker.expect(grid->GetNumberOfCells() == *cells, where + ": " + std::to_string(grid->GetNumberOfCells()) +
                                                              " cells, expected " + std::to_string(*cells));
-      const int cell_type = triangles ? VTK_TRIANGLE : hexahedra ? VTK_HEXAHEDRON : VTK_TETRA;
-      const char* cell_name = triangles ? "triangles" : hexahedra ? "hexahedra" : "tetrahedra";
+      const int cell_type = triangles ? VTK_TRIANGLE : hexahedra ? VTK_HEXAHEDRON : vertices ? VTK_VERTEX : VTK_TETRA;
+      const char* cell_name = triangles ? "triangles" : hexahedra ? "hexahedra" : vertices ? "vertices" : "tetrahedra";
       checker.expect(grid->IsHomogeneous() && grid->GetNumberOfCells() > 0 && grid->GetCellType(0) == cell_type,
                      where + ": the cells are not all " + cell_name);
       for (const ArraySpec& spec : point_specs) {
