@@ -23,7 +23,8 @@ JointMethod parse_joint_method(std::string_view text) {
   throw std::invalid_argument("unknown joint method '" + std::string(text) + "' (frictionless, bisp or sp)");
 }
 
-JointSimulation::JointSimulation(ArticulatedScene scene, JointMethod method, JointFrictionOptions options)
+JointSimulation::JointSimulation(ArticulatedScene scene, JointMethod method, JointFrictionOptions options,
+                                 FrictionRows maximal_friction_rows)
     : scene_(std::move(scene)), method_(method) {
   if (!(scene_.time_step > 0.0)) throw std::invalid_argument("joint simulation: the time step must be positive");
   if (options.friction < 0.0) options.friction = scene_.joint_friction_coefficient;
@@ -35,7 +36,8 @@ JointSimulation::JointSimulation(ArticulatedScene scene, JointMethod method, Joi
   if (method_ == JointMethod::bisp) bisp_ = std::make_unique<BispStepper>(scene_.system, options);
   if (bisp_ && !scene_.constraints.empty()) bisp_->set_external_constraints(scene_.system, scene_.constraints);
   if (method_ == JointMethod::staggered_projections) {
-    maximal_ = std::make_unique<StaggeredProjections>(scene_.system, StaggeredProjectionsOptions{.friction = options});
+    maximal_ = std::make_unique<StaggeredProjections>(
+        scene_.system, StaggeredProjectionsOptions{.friction = options, .friction_rows = maximal_friction_rows});
     if (!scene_.constraints.empty()) maximal_->set_external_constraints(scene_.constraints);
   }
 }

@@ -25,7 +25,10 @@ class StaggeredProjections;
 class JointSimulation {
  public:
   /// Takes the scene; `options.friction` defaults to the scene's μ when negative.
-  JointSimulation(ArticulatedScene scene, JointMethod method, JointFrictionOptions options = {.friction = -1.0});
+  /// `maximal_friction_rows` poses staggered projections' friction QP (per contact tangent by
+  /// default, as the thesis' SP; per 1-DOF joint to match BISP's QP size).
+  JointSimulation(ArticulatedScene scene, JointMethod method, JointFrictionOptions options = {.friction = -1.0},
+                  FrictionRows maximal_friction_rows = FrictionRows::per_tangent);
   ~JointSimulation();
   JointSimulation(JointSimulation&&) noexcept;
   JointSimulation& operator=(JointSimulation&&) noexcept;

@@ -203,7 +203,7 @@ JointFrictionStepStats StaggeredProjections::step(double h, const Vec3& gravity)
     previous = contact_force;
     for (std::size_t k = 0; k < nm; ++k) with_contact[k] = mass[k] * unconstrained[k] + h * contact_force[k];
     linalg::DenseMatrix joint_tangents;
-    contacts_.friction_rows(frames_, FrictionRows::per_tangent, alpha, fo.friction, joint_tangents, bounds);
+    contacts_.friction_rows(frames_, options_.friction_rows, alpha, fo.friction, joint_tangents, bounds);
     tangents = stack_rows(joint_tangents, external.floor_tangents);
     for (double impulse : solution.inequality_multipliers) {
       bounds.push_back(external_.floor_friction * impulse);

@@ -19,6 +19,9 @@ struct StaggeredProjectionsOptions {
   JointFrictionOptions friction;
   /// Fraction of the joints' position error removed per step (Baumgarte: rows N v = −γ g / h).
   double stabilization = 0.2;
+  /// A friction row per contact tangent (SP over contact points, as in the thesis' comparison)
+  /// or one per 1-DOF joint (cheaper; the friction QP then matches BISP's in size).
+  FrictionRows friction_rows = FrictionRows::per_tangent;
 };
 
 /// How far a joint has come apart in maximal coordinates (world frame): the rotation vector
