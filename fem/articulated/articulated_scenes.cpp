@@ -11,8 +11,8 @@ namespace {
 
 constexpr double pi = std::numbers::pi;
 
-CuboidBody cuboid(const Vec3& sides, const Vec3& centre_in_joint) {
-  CuboidBody body;
+BodySpec cuboid(const Vec3& sides, const Vec3& centre_in_joint) {
+  BodySpec body;
   body.sides = sides;
   body.in_joint = RigidTransform::translated(centre_in_joint);
   return body;
@@ -26,6 +26,72 @@ JointSpec revolute(int parent, const Vec3& axis, const RigidTransform& in_parent
   joint.in_parent = in_parent;
   joint.initial_positions = {angle};
   return joint;
+}
+
+BodySpec shaped(BodyShape shape, const Vec3& sides, const RigidTransform& in_joint) {
+  BodySpec body;
+  body.shape = shape;
+  body.sides = sides;
+  body.in_joint = in_joint;
+  return body;
+}
+
+JointSpec fixed_to(int parent) {
+  JointSpec joint;
+  joint.kind = JointKind::fixed;
+  joint.parent = parent;
+  return joint;
+}
+
+/// REDMAX scene 33, "External friction 4-bar linkage": a free bar carrying a Grashof four-bar
+/// (one loop closure) whose crank is driven at 2 rev/s, standing on three spheres on the floor,
+/// friction 0.8 in the joints and on the floor, Baumgarte 0.1/h, h = 5e-3, 1 s. The links in
+/// REDMAX's depth-first order.
+ArticulatedScene redmax_four_bar_on_the_floor() {
+  ArticulatedScene scene;
+  scene.name = "redmax33: external friction, four-bar linkage";
+  scene.time_step = 5e-3;
+  scene.duration = 1.0;
+  scene.joint_friction = true;
+  scene.joint_friction_coefficient = 0.8;
+  const Vec3 y{0.0, 1.0, 0.0};
+  auto revolute_on = [&](int parent, const Vec3& at) {
+    JointSpec joint = revolute(parent, y, RigidTransform::translated(at));
+    joint.radius = joint.height = 0.5;
+    return joint;
+  };
+  JointSpec free;
+  free.kind = JointKind::free;
+  free.in_parent = RigidTransform::translated({0.0, 0.0, 1.0});
+  ArticulatedSystem& system = scene.system;
+  system.add_link(shaped(BodyShape::cuboid, {10.0, 0.5, 0.5}, {}), free);
+  system.add_link(shaped(BodyShape::cuboid, {4.0, 0.5, 0.5}, RigidTransform::translated({2.0, 0.0, 0.0})),
+                  revolute_on(0, {-5.0, 0.0, 0.0}));
+  // The coupler closes a triangle of sides 6, 12 and 14 (its height from Heron's formula).
+  const double s = 0.5 * (6.0 + 12.0 + 14.0);
+  const double z = 2.0 * std::sqrt(s * (s - 6.0) * (s - 12.0) * (s - 14.0)) / 6.0;
+  const double x = std::sqrt(14.0 * 14.0 - z * z);
+  system.add_link(shaped(BodyShape::cuboid, {14.0, 0.5, 0.5},
+                         {axis_angle_rotation(y, -std::atan2(z, x)), {0.5 * x, 0.0, 0.5 * z}}),
+                  revolute_on(1, {4.0, 0.0, 0.0}));
+  const double x4 = x - 6.0;
+  system.add_link(shaped(BodyShape::cuboid, {12.0, 0.5, 0.5},
+                         {axis_angle_rotation(y, -std::atan2(z, x4)), {-0.5 * x4, 0.0, -0.5 * z}}),
+                  revolute_on(2, {x, 0.0, z}));
+  system.add_link(shaped(BodyShape::cylinder, {1.0, 1.0, 5.0}, RigidTransform::rotated(axis_angle_rotation({1, 0, 0}, pi / 2))),
+                  fixed_to(2));
+  system.add_link(shaped(BodyShape::sphere, {2.0, 2.0, 2.0}, RigidTransform::translated({0.0, 2.5, 0.0})), fixed_to(4));
+  system.add_link(shaped(BodyShape::sphere, {2.0, 2.0, 2.0}, RigidTransform::translated({-5.0, 0.0, 0.0})), fixed_to(0));
+  system.add_link(shaped(BodyShape::sphere, {2.0, 2.0, 2.0}, RigidTransform::translated({5.0, 0.0, 0.0})), fixed_to(0));
+  ExternalConstraints& constraints = scene.constraints;
+  constraints.loops.push_back({.body_a = 3, .body_b = 0, .point_a = {-6.0, 0.0, 0.0}, .point_b = {5.0, 0.0, 0.0},
+                               .axis_a = y, .radius = 0.5, .height = 0.5});
+  for (int sphere : {6, 7, 5}) constraints.feet.push_back({sphere, {}, 1.0});
+  constraints.drivers.push_back({1, -4.0 * pi});  // REDMAX's rhs −ġ with ġ = 2·2π
+  constraints.floor_height = 0.0;
+  constraints.floor_friction = 0.8;
+  constraints.stabilization = 0.1;
+  return scene;
 }
 
 }  // namespace
@@ -69,7 +135,8 @@ ArticulatedScene make_redmax_scene(int id) {
       }
       break;
     }
-    default: throw std::invalid_argument("no REDMAX scene " + std::to_string(id) + " (have −1, 0, 27)");
+    case 33: return redmax_four_bar_on_the_floor();
+    default: throw std::invalid_argument("no REDMAX scene " + std::to_string(id) + " (have −1, 0, 27, 33)");
   }
   return scene;
 }
@@ -151,7 +218,7 @@ class WorldLinkBuilder {
     const Vec3 d = to - from;
     const double length = linalg::norm(d);
     const Mat3 rotation = axis_angle_rotation({0.0, 1.0, 0.0}, std::atan2(-d.z, d.x));
-    CuboidBody body;
+    BodySpec body;
     body.sides = {length, width, width};
     body.in_joint = {rotation, 0.5 * (from + to) - joint};
     JointSpec spec;
@@ -163,7 +230,7 @@ class WorldLinkBuilder {
     return add(body, spec, joint);
   }
 
-  int add(const CuboidBody& body, const JointSpec& spec, const Vec3& joint) {
+  int add(const BodySpec& body, const JointSpec& spec, const Vec3& joint) {
     const int link = system_.add_link(body, spec);
     joints_.push_back(joint);
     return link;
@@ -200,7 +267,7 @@ ArticulatedScene make_klann_scene(const KlannOptions& options) {
   const Vec3 chassis_centre{0.0, 0.0, lift};
   WorldLinkBuilder builder(scene.system);
   {
-    CuboidBody chassis;
+    BodySpec chassis;
     chassis.name = "chassis";
     chassis.sides = {16.0, 9.0, 1.5};
     JointSpec free;

@@ -22,7 +22,9 @@ struct ArticulatedScene {
 
 /// REDMAX's MATLAB scenes (testRedMaxScenes.m) by their number: −1 (two-link chain), 0 (five
 /// links, alternating revolute and fixed joints), 27 (two links with frictional revolute joints,
-/// the axis 45° from gravity). Throws std::invalid_argument for another number.
+/// the axis 45° from gravity), 33 (a driven four-bar linkage on a free bar standing on three
+/// spheres, friction in the joints and on the floor). Throws std::invalid_argument for another
+/// number.
 ArticulatedScene make_redmax_scene(int id);
 
 struct ChainOptions {

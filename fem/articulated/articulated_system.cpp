@@ -53,6 +53,25 @@ void check_finite(const Vec3& v, const std::string& what) {
   }
 }
 
+/// The principal moments and the mass (three times) of a uniform body.
+Vec6 principal_inertia(const BodySpec& body) {
+  const Vec3 s = body.sides;
+  switch (body.shape) {
+    case BodyShape::sphere: {
+      const double r = 0.5 * s.x, m = body.density * 4.0 / 3.0 * std::numbers::pi * r * r * r, i = 0.4 * m * r * r;
+      return {i, i, i, m, m, m};
+    }
+    case BodyShape::cylinder: {
+      const double r = 0.5 * s.x, m = body.density * std::numbers::pi * r * r * s.z;
+      const double across = m / 12.0 * (3.0 * r * r + s.z * s.z);
+      return {across, across, 0.5 * m * r * r, m, m, m};
+    }
+    case BodyShape::cuboid: break;
+  }
+  const double m = body.density * s.x * s.y * s.z;
+  return {m / 12.0 * (s.y * s.y + s.z * s.z), m / 12.0 * (s.z * s.z + s.x * s.x), m / 12.0 * (s.x * s.x + s.y * s.y), m, m, m};
+}
+
 }  // namespace
 
 int dof_count(JointKind kind) {
@@ -73,7 +92,7 @@ std::size_t ArticulatedSystem::index(int link) const {
   return static_cast<std::size_t>(link);
 }
 
-int ArticulatedSystem::add_link(CuboidBody body, JointSpec joint) {
+int ArticulatedSystem::add_link(BodySpec body, JointSpec joint) {
   const int id = link_count();
   const std::string name = "link " + std::to_string(id) + (body.name.empty() ? "" : " (" + body.name + ")");
   if (joint.parent < -1 || joint.parent >= id) {
@@ -99,9 +118,7 @@ int ArticulatedSystem::add_link(CuboidBody body, JointSpec joint) {
   }
   Link link;
   link.dof_offset = reduced_dof_count();
-  const double mass = body.density * body.sides.x * body.sides.y * body.sides.z;
-  const Vec3 s2{body.sides.x * body.sides.x, body.sides.y * body.sides.y, body.sides.z * body.sides.z};
-  link.inertia = {mass / 12.0 * (s2.y + s2.z), mass / 12.0 * (s2.z + s2.x), mass / 12.0 * (s2.x + s2.y), mass, mass, mass};
+  link.inertia = principal_inertia(body);
   for (std::size_t k = 0; k < dofs; ++k) {
     positions_.push_back(joint.initial_positions.empty() ? 0.0 : joint.initial_positions[k]);
     velocities_.push_back(joint.initial_velocities.empty() ? 0.0 : joint.initial_velocities[k]);
@@ -192,7 +209,7 @@ void ArticulatedSystem::reparameterize() {
     double* qdot = velocities_.data() + offset;
     const Vec3 r{q[0], q[1], q[2]};
     const double theta = linalg::norm(r);
-    if (theta <= pi) continue;
+    if (theta <= 1.5 * pi) continue;  // REDMAX's threshold: away from the singularity at 2π, not at π
     // The same rotation by the shorter way round; the angular velocity J_r(r)ṙ is kept.
     const Vec3 shorter = (1.0 - 2.0 * pi / theta) * r;
     const Vec3 omega = right_jacobian(r, {}).value * Vec3{qdot[0], qdot[1], qdot[2]};

@@ -29,9 +29,17 @@ enum class JointKind {
 
 int dof_count(JointKind kind);
 
-/// A cuboid of uniform density; its frame is at its centre, along its edges.
-struct CuboidBody {
+enum class BodyShape {
+  cuboid,    ///< of `sides`
+  sphere,    ///< of diameter sides.x
+  cylinder,  ///< along z: diameter sides.x, height sides.z
+};
+
+/// A rigid body of uniform density; its frame is at its centre, along its principal axes;
+/// `sides` is its bounding box (what the apps draw).
+struct BodySpec {
   std::string name;
+  BodyShape shape = BodyShape::cuboid;
   Vec3 sides{1.0, 1.0, 1.0};
   double density = 1.0;
   RigidTransform in_joint;  ///< E_ji: the body frame in its joint's frame
@@ -66,7 +74,7 @@ class ArticulatedSystem {
   /// Appends a link; its joint's parent must be an earlier link (parents come first, the order
   /// every recursion here relies on). Returns the link's index. Throws std::invalid_argument
   /// for a bad parent, non-positive sides or density, a zero axis or wrong initial sizes.
-  int add_link(CuboidBody body, JointSpec joint);
+  int add_link(BodySpec body, JointSpec joint);
 
   [[nodiscard]] int link_count() const { return static_cast<int>(links_.size()); }
   [[nodiscard]] Index reduced_dof_count() const { return static_cast<Index>(positions_.size()); }
@@ -80,11 +88,11 @@ class ArticulatedSystem {
 
   /// Forward kinematics: joint and body frames, twists, from q and q̇.
   void update();
-  /// Rewrites exponential coordinates longer than π as the equivalent shorter ones (and their
+  /// Rewrites exponential coordinates longer than 1.5π as the equivalent shorter ones (and their
   /// velocities so that the twists are unchanged), as REDMAX does before each step.
   void reparameterize();
 
-  [[nodiscard]] const CuboidBody& body(int link) const { return links_[index(link)].body; }
+  [[nodiscard]] const BodySpec& body(int link) const { return links_[index(link)].body; }
   [[nodiscard]] const JointSpec& joint(int link) const { return links_[index(link)].joint; }
   [[nodiscard]] int parent(int link) const { return links_[index(link)].joint.parent; }
   [[nodiscard]] Index dof_offset(int link) const { return links_[index(link)].dof_offset; }
@@ -113,7 +121,7 @@ class ArticulatedSystem {
 
  private:
   struct Link {
-    CuboidBody body;
+    BodySpec body;
     JointSpec joint;
     Index dof_offset = 0;
     Vec6 inertia{};

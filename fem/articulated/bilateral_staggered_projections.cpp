@@ -15,6 +15,31 @@ double inverse_mass_norm2(const std::vector<double>& x, const std::vector<double
   return sum;
 }
 
+bool contact_force_settled(const std::vector<double>& force, const std::vector<double>& previous,
+                           const std::vector<double>& maximal_matrix, double tolerance) {
+  std::vector<double> change(force.size());
+  for (std::size_t k = 0; k < force.size(); ++k) change[k] = force[k] - previous[k];
+  const double size = inverse_mass_norm2(force, maximal_matrix);
+  return size == 0.0 || inverse_mass_norm2(change, maximal_matrix) < tolerance * size;
+}
+
+Vec6 rows_wrench(const linalg::DenseMatrix& rows, Index first, Index count, int body, std::span<const double> impulses,
+                 double h) {
+  Vec6 wrench{};
+  for (Index r = first; r < first + count; ++r) {
+    const double force = impulses[static_cast<std::size_t>(r)] / h;
+    for (int c = 0; c < 6; ++c) wrench[static_cast<std::size_t>(c)] += rows(r, 6 * body + c) * force;
+  }
+  return wrench;
+}
+
+void append_floor_bounds(std::span<const double> normal_impulses, double friction, std::vector<double>& bounds) {
+  for (double impulse : normal_impulses) {
+    bounds.push_back(friction * impulse);
+    bounds.push_back(friction * impulse);
+  }
+}
+
 FrictionProblem maximal_friction_problem(const linalg::DenseMatrix& tangents, const std::vector<double>& maximal_matrix,
                                          const std::vector<double>& velocity_times_mass) {
   const Index rows = tangents.rows(), nm = tangents.cols();
@@ -159,12 +184,9 @@ JointFrictionStepStats BispStepper::step_in_tree(ArticulatedSystem& system, doub
       const double vunc = unconstrained[k] + h * friction_force_[k] / mm[k];
       contact_force[k] = mm[k] * (vcon - vunc) / h;
     }
-    contacts_.distribute_to_joints(system, contact_force, joint_wrenches);
+    contacts_.distribute_to_joints(system, contact_force, joint_wrenches, options_.redmax_compatible);
     contacts_.contact_multipliers(frames, joint_wrenches, h, options_.regularization, alpha_);
-    std::vector<double> change(nm);
-    for (std::size_t k = 0; k < nm; ++k) change[k] = contact_force[k] - previous[k];
-    const double size = inverse_mass_norm2(contact_force, mm);
-    if (size == 0.0 || inverse_mass_norm2(change, mm) < options_.convergence * size) {
+    if (contact_force_settled(contact_force, previous, mm, options_.convergence)) {
       stats.converged = true;
       break;
     }
@@ -236,21 +258,13 @@ JointFrictionStepStats BispStepper::step_with_external(ArticulatedSystem& system
     jacobian_times(terms_, constrained.x, velocity);
     for (std::size_t k = 0; k < nm; ++k) contact_force[k] = mm[k] * (velocity[k] - unconstrained[k]) / h;
     // The tree's joints from f_α; each loop joint from its own rows' force on its first body.
-    contacts_.distribute_to_joints(system, contact_force, wrenches);
+    contacts_.distribute_to_joints(system, contact_force, wrenches, options_.redmax_compatible);
     for (std::size_t l = 0; l < loops; ++l) {
-      const int body = external_.loops[l].body_a;
-      Vec6& w = wrenches[static_cast<std::size_t>(first_loop_group) + l];
-      for (Index r = 2 * static_cast<Index>(l); r < 2 * static_cast<Index>(l) + 2; ++r) {
-        for (int c = 0; c < 6; ++c) {
-          w[static_cast<std::size_t>(c)] += rows.equality(r, 6 * body + c) * constrained.equality_multipliers[static_cast<std::size_t>(r)] / h;
-        }
-      }
+      wrenches[static_cast<std::size_t>(first_loop_group) + l] = rows_wrench(
+          rows.equality, 2 * static_cast<Index>(l), 2, external_.loops[l].body_a, constrained.equality_multipliers, h);
     }
     contacts_.contact_multipliers(frames, wrenches, h, options_.regularization, alpha_);
-    std::vector<double> change(nm);
-    for (std::size_t k = 0; k < nm; ++k) change[k] = contact_force[k] - previous[k];
-    const double size = inverse_mass_norm2(contact_force, mm);
-    if (size == 0.0 || inverse_mass_norm2(change, mm) < options_.convergence * size) {
+    if (contact_force_settled(contact_force, previous, mm, options_.convergence)) {
       stats.converged = true;
       break;
     }
@@ -259,10 +273,7 @@ JointFrictionStepStats BispStepper::step_with_external(ArticulatedSystem& system
     for (std::size_t k = 0; k < nm; ++k) with_contact[k] = terms_.maximal_rhs[k] + h * contact_force[k];
     contacts_.friction_rows(frames, row_kind, alpha_, options_.friction, joint_rows, bounds);
     const linalg::DenseMatrix tangents = stack_rows(joint_rows, rows.floor_tangents);
-    for (double impulse : constrained.inequality_multipliers) {  // the floor: |β| ≤ μ α for both tangents
-      bounds.push_back(external_.floor_friction * impulse);
-      bounds.push_back(external_.floor_friction * impulse);
-    }
+    append_floor_bounds(constrained.inequality_multipliers, external_.floor_friction, bounds);
     // The reduced velocity under the constraints without the current friction's direct push.
     std::vector<double> without_friction(nr), push(nr);
     jacobian_transpose_times(terms_, friction_force_, push);

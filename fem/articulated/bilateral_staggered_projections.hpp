@@ -15,6 +15,7 @@
 // under the same constraints — the loop joints get their own α from their multipliers, the
 // floor's friction is bounded by its normal impulses, and the final velocity is the reduced QP of
 // eq. 3.9. The QPs go to the project's Goldfarb–Idnani solver (solvers/qp).
+#include <span>
 #include <vector>
 
 #include "fem/articulated/external_constraints.hpp"
@@ -36,7 +37,9 @@ struct JointFrictionOptions {
   /// - line 24 adds f_α too: q̇ = M̃_r⁻¹(f̃_r + hJᵀ(f_α + f_β)). Its f_α holds the reaction to
   ///   the velocity-product term −M J̇ q̇ that f̃_r already contains, so Jᵀf_α ≠ 0 and that term
   ///   acts twice: without friction the step is then not the frictionless one, by O(1) in the
-  ///   motion, not O(h). Ours adds only f_β (a reaction does no work in reduced coordinates).
+  ///   motion, not O(h). Ours adds only f_β (a reaction does no work in reduced coordinates);
+  /// - the joint reactions are split leaf to root by handing a link's remainder to the link
+  ///   before it in traversal order (JointContacts::distribute_to_joints), not to its parent.
   bool redmax_compatible = false;
 };
 
@@ -107,6 +110,17 @@ FrictionProblem reduced_friction_problem(const linalg::DenseMatrix& tangents, co
 std::vector<double> solve_friction(const FrictionProblem& problem, const linalg::DenseMatrix& tangents,
                                    const std::vector<double>& bounds, double threshold, double time_step,
                                    std::vector<double>& impulse, int& qp_iterations, int& active);
+
+/// The staggered iterations' stopping test (Algorithms 3.1–3.2): f_α moved by less than
+/// `tolerance` relative to its size, both in the M̃⁻¹-norm (also true for a zero force).
+bool contact_force_settled(const std::vector<double>& force, const std::vector<double>& previous,
+                           const std::vector<double>& maximal_matrix, double tolerance);
+/// The body-frame wrench on `body` of the constraint rows [first, first + count) of `rows`
+/// (6·bodies columns) under the multipliers `impulses` (of those rows, by the same index), /h.
+Vec6 rows_wrench(const linalg::DenseMatrix& rows, Index first, Index count, int body, std::span<const double> impulses,
+                 double time_step);
+/// Appends the floor's friction bounds μ·α for both tangents of each touching foot.
+void append_floor_bounds(std::span<const double> normal_impulses, double friction, std::vector<double>& bounds);
 
 /// ‖x‖²_{M̃⁻¹} for a diagonal M̃.
 double inverse_mass_norm2(const std::vector<double>& x, const std::vector<double>& maximal_matrix);

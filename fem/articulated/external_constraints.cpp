@@ -97,7 +97,7 @@ ExternalRows external_rows(const ExternalConstraints& constraints, const Articul
     const RigidTransform& frame = frames[static_cast<std::size_t>(foot.body)];
     const Vec3 centre = transform_point(frame, foot.point);
     const double penetration = constraints.floor_height + foot.radius - centre.z;
-    if (penetration < 0.0) continue;
+    if (penetration <= 0.0) continue;  // touching is not yet pressing (REDMAX: z < r)
     const Mat3 to_body = linalg::transpose(frame.rotation);
     const Vec3 lowest = foot.point - foot.radius * (to_body * up);
     rows.touching_feet.push_back(static_cast<int>(k));

@@ -212,7 +212,7 @@ void JointContacts::normal_matrix(std::span<const RigidTransform> frames, linalg
 }
 
 void JointContacts::distribute_to_joints(const ArticulatedSystem& system, std::span<const double> maximal,
-                                         std::vector<Vec6>& wrenches) const {
+                                         std::vector<Vec6>& wrenches, bool previous_in_order) const {
   const auto links = static_cast<std::size_t>(system.link_count());
   wrenches.assign(groups_.size(), Vec6{});
   for (std::size_t i = 0; i < links; ++i) {
@@ -224,7 +224,8 @@ void JointContacts::distribute_to_joints(const ArticulatedSystem& system, std::s
     const int parent = system.parent(static_cast<int>(i));
     if (parent < 0) continue;
     const Vec6 carried = transpose_times(adjoint(system.parent_to_body(static_cast<int>(i))), wrenches[i]);
-    wrenches[static_cast<std::size_t>(parent)] = wrenches[static_cast<std::size_t>(parent)] + carried;
+    const std::size_t to = previous_in_order ? i - 1 : static_cast<std::size_t>(parent);
+    wrenches[to] = wrenches[to] + carried;
   }
 }
 

@@ -78,9 +78,12 @@ class JointContacts {
   void normal_matrix(std::span<const RigidTransform> frames, linalg::DenseMatrix& normals) const;
   /// §3.3.2.2: splits a maximal wrench vector (the sum of the joint reactions acting on each
   /// body, body frames) into one wrench per link's joint, on the link, from the leaves to the
-  /// root (`wrenches` gets group_count() entries; loop groups' are zero).
+  /// root (`wrenches` gets group_count() entries; loop groups' are zero). With
+  /// `previous_in_order`, a link's remainder goes to the link before it in the system's order
+  /// instead of its parent — REDMAX's scatterContactForce does so (the same for a chain, not for
+  /// a branching tree); only to reproduce its regression energies.
   void distribute_to_joints(const ArticulatedSystem& system, std::span<const double> maximal,
-                            std::vector<Vec6>& wrenches) const;
+                            std::vector<Vec6>& wrenches, bool previous_in_order = false) const;
   /// §3.3.2.3, eq. 3.7: per group, α = h (N M⁻¹ Nᵀ + εI)⁻¹ N M⁻¹ f, the regularized contact
   /// impulses that reproduce its reaction f (on `body`, the opposite on `other`); `alpha` gets
   /// normal_count() entries.

@@ -178,24 +178,20 @@ JointFrictionStepStats StaggeredProjections::step(double h, const Vec3& gravity)
     for (std::size_t k = 0; k < nm; ++k) contact_force[k] = (contact_force[k] + unilateral[k]) / h;
     // Each joint's (and loop's) reaction on its body from its own rows, then α by eq. 3.7 as in
     // BISP, so that both methods bound friction alike.
+    // (The QP's equality multipliers: the joint rows, then the external rows.)
+    const std::span<const double> joint_impulses(solution.equality_multipliers.data(), static_cast<std::size_t>(joint_rows));
+    const std::span<const double> external_impulses = std::span<const double>(solution.equality_multipliers).subspan(
+        static_cast<std::size_t>(joint_rows));
     wrenches.assign(static_cast<std::size_t>(contacts_.group_count()), Vec6{});
     for (int g = 0; g < contacts_.group_count(); ++g) {
       const int body = contacts_.group(g).body;
-      const bool loop = g >= body_count();
-      const Index first = loop ? joint_rows + 2 * (g - body_count()) : contacts_.first_normal(g);
-      const Index count = loop ? 2 : static_cast<Index>(contacts_.of(g).normals.size());
-      const linalg::DenseMatrix& rows = loop ? external.equality : normals;
-      const Index offset = loop ? joint_rows : 0;
-      for (Index r = first; r < first + count; ++r) {
-        const double y = solution.equality_multipliers[static_cast<std::size_t>(r)] / h;
-        for (int c = 0; c < 6; ++c) wrenches[static_cast<std::size_t>(g)][static_cast<std::size_t>(c)] += rows(r - offset, 6 * body + c) * y;
-      }
+      wrenches[static_cast<std::size_t>(g)] =
+          g < body_count() ? rows_wrench(normals, contacts_.first_normal(g), static_cast<Index>(contacts_.of(g).normals.size()),
+                                         body, joint_impulses, h)
+                           : rows_wrench(external.equality, 2 * (g - body_count()), 2, body, external_impulses, h);
     }
     contacts_.contact_multipliers(frames_, wrenches, h, fo.regularization, alpha);
-    std::vector<double> change(nm);
-    for (std::size_t k = 0; k < nm; ++k) change[k] = contact_force[k] - previous[k];
-    const double size = inverse_mass_norm2(contact_force, mass);
-    if (size == 0.0 || inverse_mass_norm2(change, mass) < fo.convergence * size) {
+    if (contact_force_settled(contact_force, previous, mass, fo.convergence)) {
       stats.converged = true;
       break;
     }
@@ -205,10 +201,7 @@ JointFrictionStepStats StaggeredProjections::step(double h, const Vec3& gravity)
     linalg::DenseMatrix joint_tangents;
     contacts_.friction_rows(frames_, options_.friction_rows, alpha, fo.friction, joint_tangents, bounds);
     tangents = stack_rows(joint_tangents, external.floor_tangents);
-    for (double impulse : solution.inequality_multipliers) {
-      bounds.push_back(external_.floor_friction * impulse);
-      bounds.push_back(external_.floor_friction * impulse);
-    }
+    append_floor_bounds(solution.inequality_multipliers, external_.floor_friction, bounds);
     friction_force_ = solve_friction(maximal_friction_problem(tangents, mass, with_contact), tangents, bounds,
                                      fo.friction * fo.active_threshold, h, friction_impulse_,
                                      stats.friction_qp_iterations, stats.active_tangents);
