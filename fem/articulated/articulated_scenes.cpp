@@ -262,7 +262,7 @@ ArticulatedScene make_klann_scene(const KlannOptions& options) {
   scene.joint_friction = true;
   scene.joint_friction_coefficient = options.joint_friction;
   constexpr double scale = 0.1;  // mm → cm
-  constexpr double bar = 0.4, pin_radius = 0.25, pin_height = 0.5, foot_radius = 0.3;
+  constexpr double bar = 0.4, pin_radius = 0.25, pin_height = 1.5, foot_radius = 0.3;
   constexpr double lift = 12.0;  // crank axis height above the chassis' lowest foot, roughly
   const Vec3 chassis_centre{0.0, 0.0, lift};
   WorldLinkBuilder builder(scene.system);

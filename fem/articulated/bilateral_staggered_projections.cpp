@@ -58,8 +58,42 @@ FrictionProblem maximal_friction_problem(const linalg::DenseMatrix& tangents, co
   return problem;
 }
 
+ConstrainedMobility::ConstrainedMobility(const RedmaxStepTerms& terms, linalg::DenseMatrix rows)
+    : terms_(terms), rows_(std::move(rows)) {
+  const Index na = rows_.rows(), nr = rows_.cols();
+  spread_ = linalg::DenseMatrix(nr, na);
+  for (Index a = 0; a < na; ++a) {
+    for (Index c = 0; c < nr; ++c) spread_(c, a) = rows_(a, c);
+  }
+  if (na == 0 || nr == 0) return;
+  linalg::blas::potrs(terms_.reduced_factor.view(), spread_.view());
+  factor_ = linalg::DenseMatrix(na, na);
+  linalg::blas::gemm(linalg::blas::Transpose::no, linalg::blas::Transpose::no, 1.0, rows_.view(), spread_.view(), 0.0,
+                     factor_.view());
+  double largest = 0.0;
+  for (Index a = 0; a < na; ++a) largest = std::max(largest, factor_(a, a));
+  for (Index a = 0; a < na; ++a) factor_(a, a) += 1e-10 * largest;
+  if (linalg::blas::potrf(factor_.view()) != 0) {
+    throw std::runtime_error("BISP: the constraint rows' Schur complement A M̃_r⁻¹ Aᵀ is not positive definite");
+  }
+}
+
+void ConstrainedMobility::apply(linalg::DenseMatrix& columns) const {
+  if (columns.rows() == 0 || columns.cols() == 0) return;
+  linalg::blas::potrs(terms_.reduced_factor.view(), columns.view());  // M̃_r⁻¹ B
+  const Index na = rows_.rows();
+  if (na == 0) return;
+  linalg::DenseMatrix pressed(na, columns.cols());  // S⁻¹ A M̃_r⁻¹ B
+  linalg::blas::gemm(linalg::blas::Transpose::no, linalg::blas::Transpose::no, 1.0, rows_.view(), columns.view(), 0.0,
+                     pressed.view());
+  linalg::blas::potrs(factor_.view(), pressed.view());
+  linalg::blas::gemm(linalg::blas::Transpose::no, linalg::blas::Transpose::no, -1.0, spread_.view(), pressed.view(), 1.0,
+                     columns.view());
+}
+
 FrictionProblem reduced_friction_problem(const linalg::DenseMatrix& tangents, const RedmaxStepTerms& terms,
-                                         const std::vector<double>& reduced_velocity) {
+                                         const std::vector<double>& reduced_velocity,
+                                         const ConstrainedMobility* mobility) {
   const Index rows = tangents.rows(), nr = terms.jacobian.cols();
   FrictionProblem problem{linalg::DenseMatrix(rows, rows), std::vector<double>(static_cast<std::size_t>(rows), 0.0)};
   if (rows == 0 || nr == 0) return problem;
@@ -71,11 +105,23 @@ FrictionProblem reduced_friction_problem(const linalg::DenseMatrix& tangents, co
   for (Index r = 0; r < rows; ++r) {
     for (Index c = 0; c < nr; ++c) solved(c, r) = reduced_rows(r, c);
   }
-  linalg::blas::potrs(terms.reduced_factor.view(), solved.view());
+  if (mobility != nullptr) {
+    mobility->apply(solved);
+  } else {
+    linalg::blas::potrs(terms.reduced_factor.view(), solved.view());
+  }
   linalg::blas::gemm(linalg::blas::Transpose::no, linalg::blas::Transpose::no, 1.0, reduced_rows.view(), solved.view(), 0.0,
                      problem.hessian.view());
   linalg::blas::gemv(linalg::blas::Transpose::no, 1.0, reduced_rows.view(), reduced_velocity.data(), 0.0,
                      problem.linear.data());
+  if (mobility != nullptr) {
+    // In a closed mechanism most friction rows push where the constraints hold (H = T_r Q T_rᵀ has
+    // the rank of the mechanism's few free DOFs): a small ridge picks the least impulses among
+    // the equivalent ones instead of arbitrary large ones that the constraints would cancel.
+    double largest = 0.0;
+    for (Index r = 0; r < rows; ++r) largest = std::max(largest, problem.hessian(r, r));
+    for (Index r = 0; r < rows; ++r) problem.hessian(r, r) += 1e-6 * largest;
+  }
   return problem;
 }
 
@@ -144,6 +190,18 @@ JointFrictionStepStats BispStepper::step(ArticulatedSystem& system, double h, co
   return external_.empty() ? step_in_tree(system, h, frames) : step_with_external(system, h, frames);
 }
 
+void BispStepper::relax(std::vector<double> friction_force, int iteration) {
+  // Past relaxation_start iterations the staggered loop is cycling (typically a period-2 swap
+  // of the normal load between two feet, each swap moving the friction bounds): average the new
+  // friction force with the last, which damps the cycle. REDMAX does not, so compat mode doesn't.
+  if (options_.redmax_compatible || iteration < options_.relaxation_start ||
+      friction_force.size() != friction_force_.size()) {
+    friction_force_ = std::move(friction_force);
+    return;
+  }
+  for (std::size_t k = 0; k < friction_force_.size(); ++k) friction_force_[k] = 0.5 * (friction_force_[k] + friction_force[k]);
+}
+
 std::vector<double> BispStepper::final_rhs(const std::vector<double>& contact_force) const {
   std::vector<double> total = friction_force_;
   if (options_.redmax_compatible) {
@@ -199,8 +257,9 @@ JointFrictionStepStats BispStepper::step_in_tree(ArticulatedSystem& system, doub
     // the joints hold exactly and a joint's friction meets the inertia it really moves.
     const FrictionProblem problem = options_.redmax_compatible ? maximal_friction_problem(tangents, mm, with_contact)
                                                                : reduced_friction_problem(tangents, terms_, reduced);
-    friction_force_ = solve_friction(problem, tangents, bounds, options_.friction * options_.active_threshold, h,
-                                     friction_impulse_, stats.friction_qp_iterations, stats.active_tangents);
+    relax(solve_friction(problem, tangents, bounds, options_.friction * options_.active_threshold, h, friction_impulse_,
+                         stats.friction_qp_iterations, stats.active_tangents),
+          stats.iterations);
   }
   stats.iterations = std::min(stats.iterations, options_.max_iterations);
   // Line 24: the reduced velocity under the friction force (and the joint reaction as REDMAX
@@ -225,6 +284,19 @@ linalg::DenseMatrix times_jacobian(const linalg::DenseMatrix& rows, const linalg
   return product;
 }
 
+/// The rows of C whose multiplier is positive (the feet pressing on the floor).
+linalg::DenseMatrix pressing_rows(const linalg::DenseMatrix& rows, const std::vector<double>& multipliers) {
+  std::vector<Index> pressing;
+  for (Index r = 0; r < rows.rows(); ++r) {
+    if (multipliers[static_cast<std::size_t>(r)] > 0.0) pressing.push_back(r);
+  }
+  linalg::DenseMatrix kept(static_cast<Index>(pressing.size()), rows.cols());
+  for (Index c = 0; c < rows.cols(); ++c) {
+    for (std::size_t k = 0; k < pressing.size(); ++k) kept(static_cast<Index>(k), c) = rows(pressing[k], c);
+  }
+  return kept;
+}
+
 }  // namespace
 
 JointFrictionStepStats BispStepper::step_with_external(ArticulatedSystem& system, double h,
@@ -235,9 +307,10 @@ JointFrictionStepStats BispStepper::step_with_external(ArticulatedSystem& system
   const ExternalRows rows = external_rows(external_, system, frames, h);
   solvers::qp::QpProblem maximal =
       diagonal_qp(mm, rows.equality, rows.equality_rhs, rows.inequality, rows.inequality_rhs);
+  const linalg::DenseMatrix equality_on_q = times_jacobian(rows.equality, terms_.jacobian);
+  const linalg::DenseMatrix inequality_on_q = times_jacobian(rows.inequality, terms_.jacobian);
   solvers::qp::QpProblem reduced =
-      dense_qp(terms_.reduced_matrix, times_jacobian(rows.equality, terms_.jacobian), rows.equality_rhs,
-               times_jacobian(rows.inequality, terms_.jacobian), rows.inequality_rhs);
+      dense_qp(terms_.reduced_matrix, equality_on_q, rows.equality_rhs, inequality_on_q, rows.inequality_rhs);
   const FrictionRows row_kind = options_.redmax_compatible ? FrictionRows::per_tangent : FrictionRows::per_dof;
   linalg::DenseMatrix joint_rows;
   const auto loops = external_.loops.size();
@@ -247,13 +320,14 @@ JointFrictionStepStats BispStepper::step_with_external(ArticulatedSystem& system
   std::vector<double> contact_force(nm, 0.0), previous(nm, 0.0), with_contact(nm), bounds;
   std::vector<Vec6> wrenches;
   solvers::qp::QpSolution constrained;
+  solvers::qp::ActiveSetWarmStart reduced_active_set;  // the floor rows stay the same within a step
   for (stats.iterations = 1; stats.iterations <= options_.max_iterations; ++stats.iterations) {
     // Eq. 3.8: the maximal velocity under the external constraints only, and the reduced one.
     for (std::size_t k = 0; k < nm; ++k) maximal.linear[k] = terms_.maximal_rhs[k] + h * friction_force_[k];
     const std::vector<double> unconstrained = solve_dense_qp(maximal, "BISP, eq. 3.8b").x;
     jacobian_transpose_times(terms_, friction_force_, reduced.linear);
     for (std::size_t k = 0; k < nr; ++k) reduced.linear[k] = terms_.reduced_rhs[k] + h * reduced.linear[k];
-    constrained = solve_dense_qp(reduced, "BISP, eq. 3.8c");
+    constrained = solve_dense_qp(reduced, "BISP, eq. 3.8c", &reduced_active_set);
     std::vector<double> velocity(nm);
     jacobian_times(terms_, constrained.x, velocity);
     for (std::size_t k = 0; k < nm; ++k) contact_force[k] = mm[k] * (velocity[k] - unconstrained[k]) / h;
@@ -274,16 +348,21 @@ JointFrictionStepStats BispStepper::step_with_external(ArticulatedSystem& system
     contacts_.friction_rows(frames, row_kind, alpha_, options_.friction, joint_rows, bounds);
     const linalg::DenseMatrix tangents = stack_rows(joint_rows, rows.floor_tangents);
     append_floor_bounds(constrained.inequality_multipliers, external_.floor_friction, bounds);
-    // The reduced velocity under the constraints without the current friction's direct push.
-    std::vector<double> without_friction(nr), push(nr);
-    jacobian_transpose_times(terms_, friction_force_, push);
-    solve_reduced(terms_, push);
-    for (std::size_t k = 0; k < nr; ++k) without_friction[k] = constrained.x[k] - h * push[k];
+    // The constrained mobility (the loops, drivers and pressing feet hold while friction acts)
+    // and the reduced velocity under the constraints without the current friction's push.
+    const ConstrainedMobility mobility(
+        terms_, stack_rows(equality_on_q, pressing_rows(inequality_on_q, constrained.inequality_multipliers)));
+    linalg::DenseMatrix push(static_cast<Index>(nr), 1);
+    jacobian_transpose_times(terms_, friction_force_, push.storage());
+    mobility.apply(push);
+    std::vector<double> without_friction(nr);
+    for (std::size_t k = 0; k < nr; ++k) without_friction[k] = constrained.x[k] - h * push.storage()[k];
     const FrictionProblem problem = options_.redmax_compatible
                                         ? maximal_friction_problem(tangents, mm, with_contact)
-                                        : reduced_friction_problem(tangents, terms_, without_friction);
-    friction_force_ = solve_friction(problem, tangents, bounds, options_.friction * options_.active_threshold, h,
-                                     friction_impulse_, stats.friction_qp_iterations, stats.active_tangents);
+                                        : reduced_friction_problem(tangents, terms_, without_friction, &mobility);
+    relax(solve_friction(problem, tangents, bounds, options_.friction * options_.active_threshold, h, friction_impulse_,
+                         stats.friction_qp_iterations, stats.active_tangents),
+          stats.iterations);
   }
   stats.iterations = std::min(stats.iterations, options_.max_iterations);
   // Eq. 3.9: the final reduced QP under the external constraints.

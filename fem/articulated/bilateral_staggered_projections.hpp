@@ -30,6 +30,9 @@ struct JointFrictionOptions {
   double convergence = 1e-3;      ///< on ‖Δf_α‖²_{M̃⁻¹} / ‖f_α‖²_{M̃⁻¹}
   double active_threshold = 1e-10;  ///< tangent rows with μΣ|α| ≤ μ·this are dropped
   double regularization = 1e-6;   ///< ε of eq. 3.7
+  /// From this staggered iteration on, the friction force is averaged with the previous one
+  /// (see BispStepper; not in redmax_compatible mode).
+  int relaxation_start = 10;
   /// As REDMAX's MATLAB code (eulerFric) does it, to reproduce its regression energies:
   /// - the friction QP has a row per tangent of every contact point (8 per revolute joint, more
   ///   rows than body DOFs, so a singular QP that takes tens of projected Newton iterations);
@@ -71,6 +74,8 @@ class BispStepper {
   [[nodiscard]] const JointContacts& contacts() const { return contacts_; }
 
  private:
+  /// f_β ← the new friction force, averaged with the last one from options_.relaxation_start on.
+  void relax(std::vector<double> friction_force, int iteration);
   /// Line 24 / eq. 3.9's right-hand side: f̃_r + hJᵀ(f_β [+ f_α]).
   std::vector<double> final_rhs(const std::vector<double>& contact_force) const;
   JointFrictionStepStats step_in_tree(ArticulatedSystem& system, double time_step,
@@ -100,9 +105,27 @@ struct FrictionProblem {
 /// M̃⁻¹·velocity_times_mass.
 FrictionProblem maximal_friction_problem(const linalg::DenseMatrix& tangents, const std::vector<double>& maximal_matrix,
                                          const std::vector<double>& velocity_times_mass);
-/// The same on the reduced system: W = T J, M = M̃_r, v the reduced velocity without friction.
+/// M̃_r⁻¹ on the velocities that keep constraint rows A (reduced, na × nr) — the loops, the
+/// drivers and the pressing feet: Q = M̃_r⁻¹ − Y S⁻¹ Yᵀ with Y = M̃_r⁻¹Aᵀ and S = AY (+ δI, as
+/// loop rows can be dependent). Friction in a closed loop moves the loop, not one joint.
+class ConstrainedMobility {
+ public:
+  ConstrainedMobility(const RedmaxStepTerms& terms, linalg::DenseMatrix rows);
+  /// Q B for a block of reduced columns B (nr × k), in place.
+  void apply(linalg::DenseMatrix& columns) const;
+
+ private:
+  const RedmaxStepTerms& terms_;
+  linalg::DenseMatrix rows_;    // A
+  linalg::DenseMatrix spread_;  // Y = M̃_r⁻¹Aᵀ
+  linalg::DenseMatrix factor_;  // Cholesky of S
+};
+
+/// The same on the reduced system: W = T J, M = M̃_r (or its constrained Q when `mobility` is
+/// given), v the reduced velocity without friction.
 FrictionProblem reduced_friction_problem(const linalg::DenseMatrix& tangents, const RedmaxStepTerms& terms,
-                                         const std::vector<double>& reduced_velocity);
+                                         const std::vector<double>& reduced_velocity,
+                                         const ConstrainedMobility* mobility = nullptr);
 /// Solves `problem` over the rows whose bound exceeds `threshold` (the others carry none) by the
 /// projected Newton box QP, warm-started from and updating `impulse`; returns the maximal
 /// friction force f_β = −Tᵀβ/h. Adds the QP's iterations to `qp_iterations`; `active` gets the

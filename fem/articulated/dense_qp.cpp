@@ -64,8 +64,16 @@ solvers::qp::QpProblem diagonal_qp(std::span<const double> diagonal, const linal
                           equality_rhs, inequality, inequality_rhs);
 }
 
-solvers::qp::QpSolution solve_dense_qp(const solvers::qp::QpProblem& problem, const char* what) {
-  solvers::qp::QpSolution solution = solvers::qp::solve_active_set(problem);
+solvers::qp::QpSolution solve_dense_qp(const solvers::qp::QpProblem& problem, const char* what,
+                                       solvers::qp::ActiveSetWarmStart* warm_start) {
+  solvers::qp::ActiveSetStats stats;
+  const bool usable = warm_start != nullptr && std::all_of(warm_start->active_inequalities.begin(),
+                                                           warm_start->active_inequalities.end(), [&](Index row) {
+                                                             return row < problem.inequality_count();
+                                                           });
+  solvers::qp::QpSolution solution =
+      solvers::qp::solve_active_set(problem, {}, usable ? warm_start : nullptr, &stats);
+  if (warm_start != nullptr) *warm_start = stats.final_active_set;
   if (solution.status != solvers::qp::QpStatus::optimal) {
     throw std::runtime_error(std::string(what) + ": the QP ended " + std::string(solvers::qp::to_string(solution.status)) +
                              ": " + solution.message);

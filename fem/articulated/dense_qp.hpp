@@ -3,6 +3,7 @@
 #include <span>
 
 #include "linalg/dense_matrix.hpp"
+#include "solvers/qp/active_set.hpp"
 #include "solvers/qp/qp_problem.hpp"
 
 namespace cholsim::fem::articulated {
@@ -21,8 +22,10 @@ solvers::qp::QpProblem dense_qp(const linalg::DenseMatrix& hessian_lower, const 
 solvers::qp::QpProblem diagonal_qp(std::span<const double> diagonal, const linalg::DenseMatrix& equality,
                                    std::span<const double> equality_rhs, const linalg::DenseMatrix& inequality,
                                    std::span<const double> inequality_rhs);
-/// Solves by the Goldfarb–Idnani active-set method; throws std::runtime_error with `what` and
-/// the solver's message unless optimal.
-solvers::qp::QpSolution solve_dense_qp(const solvers::qp::QpProblem& problem, const char* what);
+/// Solves by the Goldfarb–Idnani active-set method, starting from `warm_start`'s active set when
+/// given (and leaving the final one there); throws std::runtime_error with `what` and the
+/// solver's message unless optimal.
+solvers::qp::QpSolution solve_dense_qp(const solvers::qp::QpProblem& problem, const char* what,
+                                       solvers::qp::ActiveSetWarmStart* warm_start = nullptr);
 
 }  // namespace cholsim::fem::articulated
