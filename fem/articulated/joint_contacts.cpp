@@ -92,16 +92,31 @@ JointContactSet prismatic_contacts(const RigidTransform& joint_in_body, const Jo
   return set;
 }
 
-/// The row of one joint point: `body`'s twist minus `other`'s, seen along the direction.
+/// The row of one joint point, split by body: N φ = own·φ_body − on_other·φ_other is the
+/// relative velocity of the two bodies along the direction there.
+struct PairRow {
+  Vec6 own{};
+  Vec6 on_other{};
+};
+
+PairRow pair_row(std::span<const RigidTransform> frames, int body, int other, const JointPoint& point) {
+  PairRow row{point_direction_row(point.position, point.direction), {}};
+  if (other >= 0) {
+    const RigidTransform body_to_other =
+        inverse(frames[static_cast<std::size_t>(other)]) * frames[static_cast<std::size_t>(body)];
+    row.on_other = point_direction_row(transform_point(body_to_other, point.position), body_to_other.rotation * point.direction);
+  }
+  return row;
+}
+
+/// The same row written into a matrix with 6·bodies columns.
 void fill_pair_row(std::span<const RigidTransform> frames, int body, int other, const JointPoint& point,
                    linalg::DenseMatrix& rows, Index row) {
-  const Vec6 own = point_direction_row(point.position, point.direction);
-  for (int c = 0; c < 6; ++c) rows(row, 6 * body + c) = own[static_cast<std::size_t>(c)];
-  if (other < 0) return;
-  const RigidTransform body_to_other = inverse(frames[static_cast<std::size_t>(other)]) * frames[static_cast<std::size_t>(body)];
-  const Vec6 on_other = point_direction_row(transform_point(body_to_other, point.position),
-                                            body_to_other.rotation * point.direction);
-  for (int c = 0; c < 6; ++c) rows(row, 6 * other + c) = -on_other[static_cast<std::size_t>(c)];
+  const PairRow values = pair_row(frames, body, other, point);
+  for (int c = 0; c < 6; ++c) {
+    rows(row, 6 * body + c) = values.own[static_cast<std::size_t>(c)];
+    if (other >= 0) rows(row, 6 * other + c) = -values.on_other[static_cast<std::size_t>(c)];
+  }
 }
 
 }  // namespace
@@ -238,10 +253,15 @@ void JointContacts::contact_multipliers(std::span<const RigidTransform> frames, 
     if (nc == 0) continue;
     const Index width = group.other < 0 ? 6 : 12;
     // The group's two bodies only: N (nc × width), M⁻¹ and the reaction on each.
-    linalg::DenseMatrix normals(nc, 6 * static_cast<Index>(frames.size()));
-    for (Index r = 0; r < nc; ++r) fill_pair_row(frames, group.body, group.other, group.set.normals[static_cast<std::size_t>(r)], normals, r);
+    linalg::DenseMatrix normals(nc, width);
+    for (Index r = 0; r < nc; ++r) {
+      const PairRow row = pair_row(frames, group.body, group.other, group.set.normals[static_cast<std::size_t>(r)]);
+      for (int c = 0; c < 6; ++c) {
+        normals(r, c) = row.own[static_cast<std::size_t>(c)];
+        if (width == 12) normals(r, 6 + c) = -row.on_other[static_cast<std::size_t>(c)];
+      }
+    }
     std::vector<double> inverse_mass(static_cast<std::size_t>(width)), wrench(static_cast<std::size_t>(width));
-    std::vector<Index> columns(static_cast<std::size_t>(width));
     const Vec6& reaction = wrenches[static_cast<std::size_t>(g)];
     Vec6 on_other{};
     if (group.other >= 0) {
@@ -251,11 +271,9 @@ void JointContacts::contact_multipliers(std::span<const RigidTransform> frames, 
     }
     for (int c = 0; c < 6; ++c) {
       const auto uc = static_cast<std::size_t>(c);
-      columns[uc] = 6 * group.body + c;
       inverse_mass[uc] = 1.0 / inertia_[static_cast<std::size_t>(group.body)][uc];
       wrench[uc] = reaction[uc];
       if (group.other >= 0) {
-        columns[6 + uc] = 6 * group.other + c;
         inverse_mass[6 + uc] = 1.0 / inertia_[static_cast<std::size_t>(group.other)][uc];
         wrench[6 + uc] = on_other[uc];
       }
@@ -265,13 +283,13 @@ void JointContacts::contact_multipliers(std::span<const RigidTransform> frames, 
     for (Index a = 0; a < nc; ++a) {
       for (Index k = 0; k < width; ++k) {
         const auto uk = static_cast<std::size_t>(k);
-        rhs[static_cast<std::size_t>(a)] += h * normals(a, columns[uk]) * inverse_mass[uk] * wrench[uk];
+        rhs[static_cast<std::size_t>(a)] += h * normals(a, k) * inverse_mass[uk] * wrench[uk];
       }
       for (Index b = 0; b <= a; ++b) {
         double sum = a == b ? regularization : 0.0;
         for (Index k = 0; k < width; ++k) {
           const auto uk = static_cast<std::size_t>(k);
-          sum += normals(a, columns[uk]) * inverse_mass[uk] * normals(b, columns[uk]);
+          sum += normals(a, k) * inverse_mass[uk] * normals(b, k);
         }
         lhs(a, b) = sum;
       }
