@@ -74,6 +74,22 @@ Vec6 principal_inertia(const BodySpec& body) {
 
 }  // namespace
 
+Vec6 body_wrench(const Vec6& inertia, const Vec6& twist, const Mat3& body_to_world, const Vec3& gravity) {
+  Vec6 momentum{};
+  for (std::size_t r = 0; r < 6; ++r) momentum[r] = inertia[r] * twist[r];
+  Vec6 wrench = transpose_times(lie_bracket(twist), momentum);
+  const Vec3 weight = inertia[3] * (linalg::transpose(body_to_world) * gravity);
+  wrench[3] += weight.x, wrench[4] += weight.y, wrench[5] += weight.z;
+  return wrench;
+}
+
+Energies body_energies(const Vec6& inertia, const Vec6& twist, const Vec3& position, const Vec3& gravity) {
+  Energies e;
+  for (std::size_t r = 0; r < 6; ++r) e.kinetic += 0.5 * inertia[r] * twist[r] * twist[r];
+  e.potential = -inertia[3] * linalg::dot(gravity, position);
+  return e;
+}
+
 int dof_count(JointKind kind) {
   switch (kind) {
     case JointKind::fixed: return 0;
@@ -276,11 +292,7 @@ void ArticulatedSystem::mass_diagonal(std::span<double> mass) const {
 void ArticulatedSystem::maximal_forces(const Vec3& gravity, std::span<double> forces) const {
   for (std::size_t i = 0; i < links_.size(); ++i) {
     const Link& link = links_[i];
-    Vec6 momentum{};
-    for (std::size_t r = 0; r < 6; ++r) momentum[r] = link.inertia[r] * link.twist[r];
-    Vec6 wrench = transpose_times(lie_bracket(link.twist), momentum);
-    const Vec3 weight = link.inertia[3] * (linalg::transpose(link.body_to_world.rotation) * gravity);
-    wrench[3] += weight.x, wrench[4] += weight.y, wrench[5] += weight.z;
+    const Vec6 wrench = body_wrench(link.inertia, link.twist, link.body_to_world.rotation, gravity);
     for (std::size_t r = 0; r < 6; ++r) forces[6 * i + r] = wrench[r];
   }
 }
@@ -297,8 +309,9 @@ void ArticulatedSystem::reduced_forces(std::span<double> forces) const {
 Energies ArticulatedSystem::energies(const Vec3& gravity) const {
   Energies e;
   for (const Link& link : links_) {
-    for (std::size_t r = 0; r < 6; ++r) e.kinetic += 0.5 * link.inertia[r] * link.twist[r] * link.twist[r];
-    e.potential -= link.inertia[3] * linalg::dot(gravity, link.body_to_world.translation);
+    const Energies body = body_energies(link.inertia, link.twist, link.body_to_world.translation, gravity);
+    e.kinetic += body.kinetic;
+    e.potential += body.potential;
     for (int c = 0; c < dof_count(link.joint.kind); ++c) {
       const double dq = positions_[static_cast<std::size_t>(link.dof_offset + c)] - link.rest_positions[static_cast<std::size_t>(c)];
       e.potential += 0.5 * link.joint.stiffness * dq * dq;

@@ -69,6 +69,13 @@ struct Energies {
   double potential = 0.0;  ///< gravity's (−m g·x) and the joint springs'
 };
 
+/// One free body's maximal force in its own frame: the quadratic velocity (Coriolis) wrench
+/// ad(φ)ᵀMφ and its weight, for the principal inertia `inertia` (moments, then the mass three
+/// times), twist φ, and the rotation of its frame in the world.
+Vec6 body_wrench(const Vec6& inertia, const Vec6& twist, const Mat3& body_to_world, const Vec3& gravity);
+/// ½φᵀMφ and −m g·x of one body.
+Energies body_energies(const Vec6& inertia, const Vec6& twist, const Vec3& position, const Vec3& gravity);
+
 class ArticulatedSystem {
  public:
   /// Appends a link; its joint's parent must be an earlier link (parents come first, the order

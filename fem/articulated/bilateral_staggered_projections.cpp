@@ -228,6 +228,12 @@ JointFrictionStepStats BispStepper::step_in_tree(ArticulatedSystem& system, doub
 
   const FrictionRows row_kind = options_.redmax_compatible ? FrictionRows::per_tangent : FrictionRows::per_dof;
   linalg::DenseMatrix tangents;
+  contacts_.friction_matrix(frames, row_kind, tangents);
+  // Ours on the reduced system, where the joints hold exactly and a joint's friction meets the
+  // inertia it really moves, is the same all step (only the bounds move); REDMAX's eq. 3.2 on the
+  // maximal bodies with f_α held changes with f_α.
+  const FrictionProblem reduced_problem =
+      options_.redmax_compatible ? FrictionProblem{} : reduced_friction_problem(tangents, terms_, reduced);
   JointFrictionStepStats stats;
   std::vector<double> contact_force(nm, 0.0), previous(nm, 0.0), reduced_friction(nr), with_contact(nm), bounds;
   std::vector<Vec6> joint_wrenches;
@@ -252,11 +258,9 @@ JointFrictionStepStats BispStepper::step_in_tree(ArticulatedSystem& system, doub
     previous = contact_force;
     // Eq. 3.2 around the velocity with the joint reactions but without friction.
     for (std::size_t k = 0; k < nm; ++k) with_contact[k] = terms_.maximal_rhs[k] + h * contact_force[k];
-    contacts_.friction_rows(frames, row_kind, alpha_, options_.friction, tangents, bounds);
-    // REDMAX's eq. 3.2 on the maximal bodies with f_α held, or ours on the reduced system, where
-    // the joints hold exactly and a joint's friction meets the inertia it really moves.
-    const FrictionProblem problem = options_.redmax_compatible ? maximal_friction_problem(tangents, mm, with_contact)
-                                                               : reduced_friction_problem(tangents, terms_, reduced);
+    contacts_.friction_bounds(alpha_, options_.friction, row_kind, bounds);
+    const FrictionProblem problem =
+        options_.redmax_compatible ? maximal_friction_problem(tangents, mm, with_contact) : reduced_problem;
     relax(solve_friction(problem, tangents, bounds, options_.friction * options_.active_threshold, h, friction_impulse_,
                          stats.friction_qp_iterations, stats.active_tangents),
           stats.iterations);
@@ -313,6 +317,8 @@ JointFrictionStepStats BispStepper::step_with_external(ArticulatedSystem& system
       dense_qp(terms_.reduced_matrix, equality_on_q, rows.equality_rhs, inequality_on_q, rows.inequality_rhs);
   const FrictionRows row_kind = options_.redmax_compatible ? FrictionRows::per_tangent : FrictionRows::per_dof;
   linalg::DenseMatrix joint_rows;
+  contacts_.friction_matrix(frames, row_kind, joint_rows);
+  const linalg::DenseMatrix tangents = stack_rows(joint_rows, rows.floor_tangents);
   const auto loops = external_.loops.size();
   const int first_loop_group = system.link_count();
 
@@ -345,8 +351,7 @@ JointFrictionStepStats BispStepper::step_with_external(ArticulatedSystem& system
     if (stats.iterations == options_.max_iterations) break;
     previous = contact_force;
     for (std::size_t k = 0; k < nm; ++k) with_contact[k] = terms_.maximal_rhs[k] + h * contact_force[k];
-    contacts_.friction_rows(frames, row_kind, alpha_, options_.friction, joint_rows, bounds);
-    const linalg::DenseMatrix tangents = stack_rows(joint_rows, rows.floor_tangents);
+    contacts_.friction_bounds(alpha_, options_.friction, row_kind, bounds);
     append_floor_bounds(constrained.inequality_multipliers, external_.floor_friction, bounds);
     // The constrained mobility (the loops, drivers and pressing feet hold while friction acts)
     // and the reduced velocity under the constraints without the current friction's push.

@@ -177,42 +177,29 @@ int JointContacts::friction_row_count(FrictionRows rows) const {
   return count;
 }
 
-void JointContacts::friction_rows(std::span<const RigidTransform> frames, FrictionRows rows,
-                                  std::span<const double> alpha, double friction, linalg::DenseMatrix& matrix,
-                                  std::vector<double>& bounds) const {
-  linalg::DenseMatrix tangents;
-  tangent_matrix(frames, tangents);
-  std::vector<double> tangent_bounds;
-  friction_bounds(alpha, friction, tangent_bounds);
+void JointContacts::friction_matrix(std::span<const RigidTransform> frames, FrictionRows rows,
+                                    linalg::DenseMatrix& matrix) const {
   if (rows == FrictionRows::per_tangent) {
-    matrix = std::move(tangents);
-    bounds = std::move(tangent_bounds);
+    tangent_matrix(frames, matrix);
     return;
   }
-  matrix = linalg::DenseMatrix(friction_row_count(rows), tangents.cols());
-  bounds.clear();
+  matrix = linalg::DenseMatrix(friction_row_count(rows), 6 * static_cast<Index>(frames.size()));
   Index row = 0;
   for (int g = 0; g < group_count(); ++g) {
-    const JointContactSet& set = groups_[static_cast<std::size_t>(g)].set;
-    const auto count = static_cast<Index>(set.tangents.size());
-    const Index first = first_tangent(g);
-    if (count == 0) continue;
-    if (!set.one_dof) {
-      for (Index t = 0; t < count; ++t, ++row) {
-        for (Index c = 0; c < tangents.cols(); ++c) matrix(row, c) = tangents(first + t, c);
-        bounds.push_back(tangent_bounds[static_cast<std::size_t>(first + t)]);
+    const ContactGroup& group = groups_[static_cast<std::size_t>(g)];
+    const auto count = static_cast<double>(group.set.tangents.size());
+    for (std::size_t t = 0; t < group.set.tangents.size(); ++t) {
+      // Every tangent of a 1-DOF joint measures the same relative motion, so Σβᵢ Tᵢ acts on it
+      // as (Σβᵢ)·mean(T): one variable (bounded by the sum of the bounds, friction_bounds).
+      const PairRow values = pair_row(frames, group.body, group.other, group.set.tangents[t]);
+      const double weight = group.set.one_dof ? 1.0 / count : 1.0;
+      for (int c = 0; c < 6; ++c) {
+        matrix(row, 6 * group.body + c) += weight * values.own[static_cast<std::size_t>(c)];
+        if (group.other >= 0) matrix(row, 6 * group.other + c) -= weight * values.on_other[static_cast<std::size_t>(c)];
       }
-      continue;
+      if (!group.set.one_dof) ++row;
     }
-    // Every tangent of a 1-DOF joint measures the same relative motion, so Σβᵢ Tᵢ acts on it
-    // as (Σβᵢ)·mean(T): one variable bounded by Σ bounds.
-    double total = 0.0;
-    for (Index t = 0; t < count; ++t) {
-      total += tangent_bounds[static_cast<std::size_t>(first + t)];
-      for (Index c = 0; c < tangents.cols(); ++c) matrix(row, c) += tangents(first + t, c) / static_cast<double>(count);
-    }
-    bounds.push_back(total);
-    ++row;
+    if (group.set.one_dof && !group.set.tangents.empty()) ++row;
   }
 }
 
@@ -303,15 +290,20 @@ void JointContacts::contact_multipliers(std::span<const RigidTransform> frames, 
   }
 }
 
-void JointContacts::friction_bounds(std::span<const double> alpha, double friction, std::vector<double>& bounds) const {
-  bounds.assign(static_cast<std::size_t>(tangent_count_), 0.0);
+void JointContacts::friction_bounds(std::span<const double> alpha, double friction, FrictionRows rows,
+                                    std::vector<double>& bounds) const {
+  bounds.clear();
   for (std::size_t g = 0; g < groups_.size(); ++g) {
     const auto& set = groups_[g].set;
+    const bool merged = rows == FrictionRows::per_dof && set.one_dof;
+    double total = 0.0;
     for (std::size_t t = 0; t < set.tangents.size(); ++t) {
       double sum = 0.0;
       for (int n : set.tangent_supports[t]) sum += std::abs(alpha[static_cast<std::size_t>(normal_offsets_[g] + n)]);
-      bounds[static_cast<std::size_t>(tangent_offsets_[g]) + t] = friction * sum;
+      if (!merged) bounds.push_back(friction * sum);
+      total += friction * sum;
     }
+    if (merged && !set.tangents.empty()) bounds.push_back(total);
   }
 }
 

@@ -71,9 +71,8 @@ class JointContacts {
   /// T (tangent rows × 6·bodies): the relative tangential velocity of the two bodies at each
   /// friction point is T φ.
   void tangent_matrix(std::span<const RigidTransform> frames, linalg::DenseMatrix& tangents) const;
-  /// The friction rows (friction_row_count(rows) × 6·bodies) and their bounds μ Σ|α|.
-  void friction_rows(std::span<const RigidTransform> frames, FrictionRows rows, std::span<const double> alpha,
-                     double friction, linalg::DenseMatrix& matrix, std::vector<double>& bounds) const;
+  /// The friction rows (friction_row_count(rows) × 6·bodies) at the current frames.
+  void friction_matrix(std::span<const RigidTransform> frames, FrictionRows rows, linalg::DenseMatrix& matrix) const;
   /// N (normal rows × 6·bodies), the same for the contact normals.
   void normal_matrix(std::span<const RigidTransform> frames, linalg::DenseMatrix& normals) const;
   /// §3.3.2.2: splits a maximal wrench vector (the sum of the joint reactions acting on each
@@ -89,8 +88,9 @@ class JointContacts {
   /// normal_count() entries.
   void contact_multipliers(std::span<const RigidTransform> frames, const std::vector<Vec6>& wrenches, double time_step,
                            double regularization, std::vector<double>& alpha) const;
-  /// The friction bounds μ Σ|α| per tangent row.
-  void friction_bounds(std::span<const double> alpha, double friction, std::vector<double>& bounds) const;
+  /// The friction bounds μ Σ|α| of the friction rows (one per row of friction_matrix).
+  void friction_bounds(std::span<const double> alpha, double friction, FrictionRows rows,
+                       std::vector<double>& bounds) const;
 
  private:
   void add_group(ContactGroup group);

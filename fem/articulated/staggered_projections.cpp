@@ -21,8 +21,8 @@ RigidTransform advance_frame(const RigidTransform& frame, const Vec6& twist, dou
 
 JointError StaggeredProjections::joint_error(int link) const {
   const auto i = static_cast<std::size_t>(link);
-  const JointSpec& joint = joints_[i];
-  const int parent = parents_[i];
+  const JointSpec& joint = system_.joint(link);
+  const int parent = joint.parent;
   const RigidTransform child = frames_[i] * joint_in_child_[i];
   const RigidTransform parent_frame = (parent < 0 ? RigidTransform{} : frames_[static_cast<std::size_t>(parent)]) *
                                       joint_in_parent_[i];
@@ -77,14 +77,14 @@ void StaggeredProjections::fixed_joint_rows(double h, linalg::DenseMatrix& rows,
   // the parent's (relative twist, joint frame) but for γ/h of its error.
   std::vector<int> welded;
   for (int i = 0; i < body_count(); ++i) {
-    if (joints_[static_cast<std::size_t>(i)].kind == JointKind::fixed) welded.push_back(i);
+    if (system_.joint(i).kind == JointKind::fixed) welded.push_back(i);
   }
   rows = linalg::DenseMatrix(6 * static_cast<Index>(welded.size()), 6 * body_count());
   rhs.assign(static_cast<std::size_t>(rows.rows()), 0.0);
   for (std::size_t w = 0; w < welded.size(); ++w) {
     const int i = welded[w];
     const auto ui = static_cast<std::size_t>(i);
-    const int parent = parents_[ui];
+    const int parent = system_.parent(i);
     const Mat6 child = adjoint(inverse(joint_in_child_[ui]));  // body twist → joint-frame twist
     const RigidTransform joint_frame = frames_[ui] * joint_in_child_[ui];
     const JointError error = joint_error(i);
@@ -107,14 +107,9 @@ void StaggeredProjections::fixed_joint_rows(double h, linalg::DenseMatrix& rows,
 StaggeredProjections::StaggeredProjections(const ArticulatedSystem& system, StaggeredProjectionsOptions options)
     : options_(options), system_(system), contacts_(system) {
   for (int i = 0; i < system.link_count(); ++i) {
-    parents_.push_back(system.parent(i));
-    inertia_.push_back(system.body_inertia(i));
     frames_.push_back(system.body_to_world(i));
     twists_.push_back(system.body_twist(i));
-  }
-  for (int i = 0; i < system.link_count(); ++i) {
     const JointSpec& joint = system.joint(i);
-    joints_.push_back(joint);
     joint_in_child_.push_back(inverse(system.body(i).in_joint));
     joint_in_parent_.push_back(joint.parent < 0 ? joint.in_parent
                                                 : inverse(system.body(joint.parent).in_joint) * joint.in_parent);
@@ -125,17 +120,12 @@ StaggeredProjections::StaggeredProjections(const ArticulatedSystem& system, Stag
 JointFrictionStepStats StaggeredProjections::step(double h, const Vec3& gravity) {
   if (!(h > 0.0)) throw std::invalid_argument("staggered projections: the time step must be positive");
   const auto nm = static_cast<std::size_t>(6 * body_count());
-  std::vector<double> mass(nm), forces(nm), unconstrained(nm);
+  std::vector<double> mass(nm), unconstrained(nm);
   for (std::size_t i = 0; i < frames_.size(); ++i) {
-    const Vec6& m = inertia_[i];
-    Vec6 momentum{};
-    for (std::size_t r = 0; r < 6; ++r) momentum[r] = m[r] * twists_[i][r];
-    Vec6 wrench = transpose_times(lie_bracket(twists_[i]), momentum);
-    const Vec3 weight = m[3] * (linalg::transpose(frames_[i].rotation) * gravity);
-    wrench[3] += weight.x, wrench[4] += weight.y, wrench[5] += weight.z;
+    const Vec6& m = system_.body_inertia(static_cast<int>(i));
+    const Vec6 wrench = body_wrench(m, twists_[i], frames_[i].rotation, gravity);
     for (std::size_t r = 0; r < 6; ++r) {
       mass[6 * i + r] = m[r];
-      forces[6 * i + r] = wrench[r];
       unconstrained[6 * i + r] = twists_[i][r] + h * wrench[r] / m[r];
     }
   }
@@ -166,7 +156,9 @@ JointFrictionStepStats StaggeredProjections::step(double h, const Vec3& gravity)
   std::vector<double> contact_force(nm, 0.0), previous(nm, 0.0), with_contact(nm), bounds, alpha;
   std::vector<Vec6> wrenches;
   solvers::qp::QpSolution solution;
-  linalg::DenseMatrix tangents;
+  linalg::DenseMatrix joint_tangents;
+  contacts_.friction_matrix(frames_, options_.friction_rows, joint_tangents);
+  const linalg::DenseMatrix tangents = stack_rows(joint_tangents, external.floor_tangents);
   for (stats.iterations = 1; stats.iterations <= fo.max_iterations; ++stats.iterations) {
     for (std::size_t k = 0; k < nm; ++k) contact.linear[k] = mass[k] * unconstrained[k] + h * friction_force_[k];
     solution = solve_dense_qp(contact, "staggered projections, eq. 3.1");
@@ -198,9 +190,7 @@ JointFrictionStepStats StaggeredProjections::step(double h, const Vec3& gravity)
     if (stats.iterations == fo.max_iterations) break;
     previous = contact_force;
     for (std::size_t k = 0; k < nm; ++k) with_contact[k] = mass[k] * unconstrained[k] + h * contact_force[k];
-    linalg::DenseMatrix joint_tangents;
-    contacts_.friction_rows(frames_, options_.friction_rows, alpha, fo.friction, joint_tangents, bounds);
-    tangents = stack_rows(joint_tangents, external.floor_tangents);
+    contacts_.friction_bounds(alpha, fo.friction, options_.friction_rows, bounds);
     append_floor_bounds(solution.inequality_multipliers, external_.floor_friction, bounds);
     friction_force_ = solve_friction(maximal_friction_problem(tangents, mass, with_contact), tangents, bounds,
                                      fo.friction * fo.active_threshold, h, friction_impulse_,
@@ -237,8 +227,9 @@ void StaggeredProjections::set_external_constraints(ExternalConstraints constrai
 Energies StaggeredProjections::energies(const Vec3& gravity) const {
   Energies e;
   for (std::size_t i = 0; i < frames_.size(); ++i) {
-    for (std::size_t r = 0; r < 6; ++r) e.kinetic += 0.5 * inertia_[i][r] * twists_[i][r] * twists_[i][r];
-    e.potential -= inertia_[i][3] * linalg::dot(gravity, frames_[i].translation);
+    const Energies body = body_energies(system_.body_inertia(static_cast<int>(i)), twists_[i], frames_[i].translation, gravity);
+    e.kinetic += body.kinetic;
+    e.potential += body.potential;
   }
   return e;
 }
@@ -246,10 +237,10 @@ Energies StaggeredProjections::energies(const Vec3& gravity) const {
 double StaggeredProjections::joint_drift() const {
   double worst = 0.0;
   for (int i = 0; i < body_count(); ++i) {
-    if (contacts_.of(i).normals.empty() && joints_[static_cast<std::size_t>(i)].kind != JointKind::fixed) continue;
+    if (contacts_.of(i).normals.empty() && system_.joint(i).kind != JointKind::fixed) continue;
     const JointError error = joint_error(i);
     worst = std::max({worst, linalg::norm(error.translation),
-                      linalg::norm(error.rotation) * std::max(joints_[static_cast<std::size_t>(i)].radius, 1.0)});
+                      linalg::norm(error.rotation) * std::max(system_.joint(i).radius, 1.0)});
   }
   return worst;
 }

@@ -65,11 +65,8 @@ class StaggeredProjections {
   JointContacts contacts_;
   ExternalConstraints external_;
   std::vector<double> driver_torques_;
-  std::vector<int> parents_;
-  std::vector<Vec6> inertia_;
   std::vector<RigidTransform> frames_;
   std::vector<Vec6> twists_;
-  std::vector<JointSpec> joints_;
   std::vector<RigidTransform> joint_in_child_;   // the joint frame in the child body's frame
   std::vector<RigidTransform> joint_in_parent_;  // … in the parent body's (the world's for a root) at q = 0
   std::vector<double> friction_force_;
