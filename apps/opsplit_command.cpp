@@ -52,6 +52,7 @@ struct OpsplitCommandOptions {
   std::string out = "opsplit-out";
   int threads = 2;
   std::string solve_precision = "single";  ///< of the stored L copy (OperatorSplittingOptions)
+  std::string device = "cpu";              ///< where the per-step solve runs: cpu, gpu, auto
   bool json = false;
   RunEndOptions run_end;
 };
@@ -143,6 +144,7 @@ void add_report_sections(Report& report, const LoadedMesh& loaded, const Opsplit
   report.add_real("dt", "time step (s)", flags.time_step);
   report.add_count("volume_iterations", "volume iterations", flags.volume_iterations);
   report.add_text("solve_precision", "stored L precision", flags.solve_precision);
+  report.add_text("solve_device", "per-step solve on", setup.solve_device);
   report.add_text("fixed", "fixed vertices", flags.fixed);
   report.add_count("fixed_nodes", "fixed nodes", setup.fixed_nodes);
   report.add_count("frames", "frames", totals.frames);
@@ -193,6 +195,9 @@ int run_opsplit(const OpsplitCommandOptions& flags) {
   options.threads = flags.threads;
   options.solve_precision = flags.solve_precision == "double" ? factor::TiledSolveFactor::Precision::double_values
                                                               : factor::TiledSolveFactor::Precision::single_values;
+  options.solve_device = flags.device == "gpu"    ? factor::FactorDevice::gpu
+                         : flags.device == "auto" ? factor::FactorDevice::automatic
+                                                  : factor::FactorDevice::cpu;
   fem::ElasticBody body = fem::make_elastic_body(loaded.mesh, material, loaded.source);
   // Before the factorization: a run that could not save anything fails at once.
   OutputFolder folder(flags.out, byte_limit);
@@ -266,6 +271,11 @@ void add_opsplit_command(CLI::App& app, CommandAction& action) {
                       "How the prefactored L is stored for the per-step solve: single (half the bytes; the step "
                       "solves for its correction, so the error is relative to it) or double")
       ->check(CLI::IsMember({"single", "double"}))
+      ->capture_default_str();
+  command->add_option("--device", flags->device,
+                      "Where the per-step solve runs: gpu copies L to the CUDA GPU once and solves there in "
+                      "double precision (an error without one), auto the GPU when present")
+      ->check(CLI::IsMember({"cpu", "gpu", "auto"}))
       ->capture_default_str();
   command->add_option("--threads", flags->threads, "Threads for element loops and the factorization")
       ->check(CLI::PositiveNumber)

@@ -16,6 +16,7 @@
 #include <mutex>
 #include <thread>
 
+#include "factor/gpu/cuda_checks.hpp"
 #include "factor/gpu/front_kernels.hpp"
 #include "factor/numeric/multifrontal.hpp"
 #endif
@@ -25,31 +26,8 @@ namespace cholsim::factor {
 #if CHOLSIM_HAVE_CUDA_KERNELS
 namespace {
 
-// A failed CUDA call inside the device part: compute() turns it into its outcome.
-struct DeviceFailure {
-  GpuRunOutcome outcome;
-  std::string message;
-};
-
-void check(cudaError_t status, const char* call) {
-  if (status == cudaSuccess) return;
-  const GpuRunOutcome outcome =
-      status == cudaErrorMemoryAllocation ? GpuRunOutcome::out_of_memory : GpuRunOutcome::error;
-  throw DeviceFailure{outcome, std::string(call) + ": " + cudaGetErrorString(status)};
-}
-void check(cublasStatus_t status, const char* call) {
-  if (status == CUBLAS_STATUS_SUCCESS) return;
-  const GpuRunOutcome outcome =
-      status == CUBLAS_STATUS_ALLOC_FAILED ? GpuRunOutcome::out_of_memory : GpuRunOutcome::error;
-  throw DeviceFailure{outcome, std::string(call) + " failed with cuBLAS status " + std::to_string(static_cast<int>(status))};
-}
-void check(cusolverStatus_t status, const char* call) {
-  if (status == CUSOLVER_STATUS_SUCCESS) return;
-  const GpuRunOutcome outcome =
-      status == CUSOLVER_STATUS_ALLOC_FAILED ? GpuRunOutcome::out_of_memory : GpuRunOutcome::error;
-  throw DeviceFailure{outcome, std::string(call) + " failed with cuSOLVER status " + std::to_string(static_cast<int>(status))};
-}
-
+using gpu::check;
+using gpu::DeviceFailure;
 using Clock = std::chrono::steady_clock;
 
 // Copies device blocks into pageable host memory (L's values) through a ring of pinned staging

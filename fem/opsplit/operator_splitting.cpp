@@ -8,6 +8,7 @@
 #include <string>
 #include <utility>
 
+#include "factor/gpu/gpu_solve.hpp"
 #include "factor/numeric/cholesky_factor.hpp"
 #include "factor/solve/supernodal_solve_tiled.hpp"
 #include "fem/contact/position_projection.hpp"
@@ -76,6 +77,8 @@ struct OperatorSplittingSimulation::State {
   /// L of M + DᵀKD in the layout for repeated solves; the Factor it was copied from is not kept.
   /// Not const (its work arrays): copies must not step at the same time.
   std::shared_ptr<factor::TiledSolveFactor> solver;
+  /// The same on the GPU (OperatorSplittingOptions::solve_device), instead of `solver`.
+  std::shared_ptr<factor::GpuSolveFactor> gpu_solver;
 
   OpsplitElementPass element_pass;     ///< F(x̃), APD and DᵀK(r − Dx̃) in one pass (lines 4–8)
   /// The right-hand side and then Δx, in solve_row order, four values a row (x, y, z, 0) and
@@ -86,8 +89,15 @@ struct OperatorSplittingSimulation::State {
   OperatorSplittingSetup setup;
 
   void assemble_and_factor();
+  void make_solver(const factor::Factor& factor);
   void predict();
   void apply_solution();
+  /// Where the element pass writes the right-hand side and the solve leaves Δx: `lanes`, or the
+  /// GPU solver's page-locked buffer, which goes to the device without a copy on the host.
+  [[nodiscard]] std::span<double> lane_buffer() { return gpu_solver ? gpu_solver->pinned_lanes() : std::span(lanes); }
+  [[nodiscard]] std::span<const Index> solve_permutation() const {
+    return gpu_solver ? gpu_solver->permutation() : solver ? solver->permutation() : std::span<const Index>{};
+  }
   [[nodiscard]] Index element_count() const { return body->element_count(); }
 };
 
@@ -137,6 +147,22 @@ void OperatorSplittingSimulation::State::assemble_and_factor() {
   }
   setup.factorize_seconds = factor.stats().seconds;
   setup.nnz_l = factor.symbolic().stats().nnz_l;
+  make_solver(factor);
+}
+
+void OperatorSplittingSimulation::State::make_solver(const factor::Factor& factor) {
+  std::string why_no_gpu;
+  const bool gpu = options.solve_device == factor::FactorDevice::gpu ||
+                   (options.solve_device == factor::FactorDevice::automatic && factor::gpu_available(&why_no_gpu));
+  if (gpu) {
+    try {
+      gpu_solver = std::make_shared<factor::GpuSolveFactor>(factor);
+      setup.solve_device = "gpu (" + gpu_solver->device_name() + ")";
+    } catch (const factor::GpuError& error) {
+      throw std::runtime_error(std::string("OperatorSplittingSimulation: the solve on the GPU: ") + error.what());
+    }
+    return;
+  }
   // Factored once, solved every step: the copy streams L linearly in both substitutions
   // (factor/solve/supernodal_solve_tiled.hpp says why that matters).
   solver = std::make_shared<factor::TiledSolveFactor>(factor, options.solve_precision);
@@ -161,7 +187,7 @@ void OperatorSplittingSimulation::State::apply_solution() {
   const auto& solve_row = numbering->solve_row;
   for (std::size_t v = 0; v < solve_row.size(); ++v) {
     if (solve_row[v] < 0) continue;
-    const double* dx = lanes.data() + kRightHandSideStride * at(solve_row[v]);
+    const double* dx = lane_buffer().data() + kRightHandSideStride * at(solve_row[v]);
     for (std::size_t c = 0; c < 3; ++c) positions[3 * v + c] += dx[c];
   }
 }
@@ -200,8 +226,8 @@ OperatorSplittingSimulation::OperatorSplittingSimulation(ElasticBody body, Opera
   s.assemble_and_factor();
   // The element pass writes each node's force to its row of the permuted system.
   n.solve_row.assign(at(nodes), -1);
-  if (s.solver) {
-    const auto permutation = s.solver->permutation();
+  {
+    const auto permutation = s.solve_permutation();
     for (std::size_t k = 0; k < permutation.size(); ++k) {
       n.solve_row[at(n.system_nodes[at(permutation[k])])] = static_cast<Index>(k);
     }
@@ -232,13 +258,17 @@ OperatorSplittingStepStatistics OperatorSplittingSimulation::step() {
   pass.apd.max_iterations = s.options.rotation_max_iterations;
   pass.threads = s.options.threads;
   const auto free_rows = kRightHandSideStride * s.numbering->system_nodes.size();
-  const linalg::ApdBatchStats apd = s.element_pass.run(s.predicted, std::span(s.lanes).first(free_rows), pass);
+  const linalg::ApdBatchStats apd = s.element_pass.run(s.predicted, s.lane_buffer().first(free_rows), pass);
   stats.rotation_iterations = apd.vector_iterations;
   stats.rotation_fallbacks = apd.scalar_fallbacks;
   stats.timings.rotations = seconds_since(phase);
 
   phase = Clock::now();
-  if (s.solver) s.solver->solve_lanes(s.lanes);  // x, y, z together (eq. 12)
+  if (s.gpu_solver) {
+    s.gpu_solver->solve_lanes(s.lane_buffer(), 3);  // x, y, z together (eq. 12)
+  } else if (s.solver) {
+    s.solver->solve_lanes(s.lanes);
+  }
   s.apply_solution();
   stats.timings.solve = seconds_since(phase);
 

@@ -21,8 +21,10 @@
 #include <cstdint>
 #include <memory>
 #include <span>
+#include <string>
 #include <vector>
 
+#include "factor/numeric/cholesky_factor.hpp"
 #include "factor/solve/supernodal_solve_tiled.hpp"
 #include "fem/contact/obstacles.hpp"
 #include "fem/elements/elastic_body.hpp"
@@ -55,6 +57,10 @@ struct OperatorSplittingOptions {
   /// positions: on the 55K bar 5·10⁻¹² m after one step and 2·10⁻⁹ m after 60, against
   /// centimetres of motion per step. Single precision halves the bytes the solve streams.
   factor::TiledSolveFactor::Precision solve_precision = factor::TiledSolveFactor::Precision::single_values;
+  /// Where the step's solve runs: `cpu` (the tiled copy above), `gpu` (factor::GpuSolveFactor:
+  /// L copied to the GPU once, in double precision; the constructor throws std::runtime_error
+  /// with the reason when no GPU is usable), or `automatic` (the GPU when one is usable).
+  factor::FactorDevice solve_device = factor::FactorDevice::cpu;
 };
 
 /// Seconds spent in one step, by phase of Algorithm 2.
@@ -86,6 +92,7 @@ struct OperatorSplittingSetup {
   double assemble_seconds = 0.0;
   double analyze_seconds = 0.0;
   double factorize_seconds = 0.0;
+  std::string solve_device = "cpu";  ///< where the step's solve runs: "cpu" or "gpu (<device name>)"
 };
 
 class OperatorSplittingSimulation {

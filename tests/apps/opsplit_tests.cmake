@@ -33,5 +33,9 @@ cholsim_app_test(bad_poisson ARGS "${opsplit_tiny}|--poisson|0.7|--out|${CMAKE_C
   EXPECT_EXIT 2 STDERR_REGEX "error" STDOUT_EMPTY)
 cholsim_app_test(bad_dt ARGS "${opsplit_tiny}|--dt|-1" EXPECT_EXIT 2 STDOUT_EMPTY)
 cholsim_app_test(bad_solve_precision ARGS "${opsplit_tiny}|--solve-precision|half" EXPECT_EXIT 2 STDOUT_EMPTY)
+cholsim_app_test(bad_device ARGS "${opsplit_tiny}|--device|tpu" EXPECT_EXIT 2 STDOUT_EMPTY)
+# auto: the GPU solve where one is usable, else the CPU's; either way the run completes.
+cholsim_app_test(device_auto ARGS "${opsplit_tiny}|--device|auto|--out|${CMAKE_CURRENT_BINARY_DIR}/opsplit_auto"
+  STDOUT_REGEX "per-step solve on: +(cpu|gpu \\(.*\\))\n")
 cholsim_app_test(missing_mesh ARGS "opsplit|--mesh|${CMAKE_CURRENT_BINARY_DIR}/no_such_mesh.node|--frames|1"
   EXPECT_EXIT 2 STDERR_REGEX "no_such_mesh" STDOUT_EMPTY)

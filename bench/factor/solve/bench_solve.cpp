@@ -36,6 +36,7 @@
 #include "bench/bench_models.hpp"
 #include "bench/bench_statistics.hpp"
 #include "bench/cholmod_reference.hpp"
+#include "factor/gpu/gpu_solve.hpp"
 #include "factor/numeric/cholesky_factor.hpp"
 #include "factor/solve/supernodal_solve_tiled.hpp"
 #include "fem/elements/elastic_body.hpp"
@@ -64,6 +65,13 @@ residuals as a Markdown table on stdout, progress on stderr.
                      the elasticity matrix is always solved with 1)
   --repeat R         timed repetitions after one warm-up, the median is reported (default 51)
   --no-elasticity    skip the elasticity matrices
+  --gpu-trace        after the GPU timings, one more solve recording every unit's timeline: the
+                     critical path of both substitutions (per unit: columns, rows, when its block
+                     claimed it, when it was ready, when it signalled) after the GPU table
+  --no-gpu           skip the GPU solve (factor::GpuSolveFactor), which runs when a GPU is present:
+                     its table follows the CPU one (solve(): permutation and transfers included;
+                     lanes: the operator-splitting step's pinned buffer; device: both
+                     substitutions and the transfers, timed by CUDA events)
   --help, -h         this text
 )";
 
@@ -76,6 +84,8 @@ struct Settings {
   std::vector<Index> counts = {1, 3};
   int repeat = 51;
   bool elasticity = true;
+  bool gpu = true;
+  bool gpu_trace = false;
 };
 
 struct Problem {
@@ -189,6 +199,125 @@ class CholmodSolver {
   cholmod_dense* e_ = nullptr;
 };
 
+/// The GPU solve's rows, printed after the CPU table, and its critical paths (--gpu-trace).
+std::vector<std::string> gpu_rows;
+std::vector<std::string> gpu_traces;
+
+/// The chain of units that decided a substitution's span, in the order they ran: forward, from
+/// the last unit done back through the child that signalled it last; backward, from the last
+/// unit done up through the units it waited for.
+std::vector<std::size_t> critical_path(const std::vector<factor::GpuSolveUnitTiming>& timings, bool forward) {
+  std::size_t last = 0;
+  for (std::size_t u = 0; u < timings.size(); ++u) {
+    if (timings[u].done > timings[last].done) last = u;
+  }
+  std::vector<std::size_t> path{last};
+  while (true) {
+    const std::size_t current = path.back();
+    std::ptrdiff_t next = -1;
+    if (forward) {
+      for (std::size_t u = 0; u < timings.size(); ++u) {
+        if (timings[u].parent_unit == static_cast<Index>(current) && (next < 0 || timings[u].done > timings[next].done)) {
+          next = static_cast<std::ptrdiff_t>(u);
+        }
+      }
+    } else {
+      next = timings[current].parent_unit;
+    }
+    if (next < 0) break;
+    path.push_back(static_cast<std::size_t>(next));
+  }
+  std::reverse(path.begin(), path.end());
+  return path;
+}
+
+std::string describe_critical_path(const std::vector<factor::GpuSolveUnitTiming>& timings, bool forward) {
+  const std::vector<std::size_t> path = critical_path(timings, forward);
+  std::string text = std::string(forward ? "forward" : "backward") + ": " + std::to_string(path.size()) +
+                     " units on the critical path (columns×rows: claimed / ready / done µs)\n";
+  double previous_done = 0.0;
+  double computing = 0.0;
+  double handing_over = 0.0;
+  for (const std::size_t u : path) {
+    const auto& t = timings[u];
+    char line[160];
+    std::snprintf(line, sizeof line, "    %ld×%ld: %.1f / %.1f / %.1f\n", static_cast<long>(t.columns),
+                  static_cast<long>(t.rows), 1e6 * t.claimed, 1e6 * t.ready, 1e6 * t.done);
+    text += line;
+    computing += t.done - t.ready;
+    handing_over += t.ready - previous_done;
+    previous_done = t.done;
+  }
+  char total[160];
+  std::snprintf(total, sizeof total, "    span %.1f µs: computing %.1f µs, handing over %.1f µs\n", 1e6 * previous_done,
+                1e6 * computing, 1e6 * handing_over);
+  return text + total;
+}
+
+/// GpuSolveFactor on the same factor and right-hand sides: solve() (user numbering: the
+/// permutation and the transfers are in its time) and, for at most four columns, solve_lanes on
+/// its pinned buffer as the operator-splitting step calls it; medians against the tiled copies.
+void run_gpu_solve(const SymmetricCscMatrix& a, const factor::Factor& ours, const std::string& name, Index count,
+                   const std::vector<double>& b, double tiled_median, double single_median, const Settings& settings) {
+  factor::GpuSolveFactor gpu(ours);
+  std::vector<double> x;
+  std::vector<double> solve_seconds;
+  std::vector<double> device_seconds;
+  std::vector<double> lanes_seconds;
+  std::vector<double> lanes_device_seconds;
+  const auto permutation = gpu.permutation();
+  const std::span<double> lanes = gpu.pinned_lanes();
+  for (int r = 0; r < settings.repeat + 1; ++r) {
+    x = b;
+    const auto start = std::chrono::steady_clock::now();
+    gpu.solve(linalg::DenseView{x.data(), a.size(), count, std::max<Index>(1, a.size())});
+    const double solve_time = seconds_since(start);
+    const double solve_device = gpu.last_solve().device_seconds;
+    if (count <= 4) {
+      for (Index k = 0; k < a.size(); ++k) {
+        for (Index c = 0; c < count; ++c) {
+          lanes[4 * static_cast<std::size_t>(k) + c] = b[static_cast<std::size_t>(c * a.size() + permutation[k])];
+        }
+      }
+      const auto lanes_start = std::chrono::steady_clock::now();
+      gpu.solve_lanes(lanes, static_cast<int>(count));
+      if (r > 0) {
+        lanes_seconds.push_back(seconds_since(lanes_start));
+        lanes_device_seconds.push_back(gpu.last_solve().device_seconds);
+      }
+    }
+    if (r == 0) continue;
+    solve_seconds.push_back(solve_time);
+    device_seconds.push_back(solve_device);
+  }
+  const auto cell = [](const std::vector<double>& seconds, bool with_minimum) {
+    if (seconds.empty()) return std::string("—");
+    char text[64];
+    const double least = *std::min_element(seconds.begin(), seconds.end());
+    if (with_minimum) {
+      std::snprintf(text, sizeof text, "%.3f (%.3f)", 1e3 * median(seconds), 1e3 * least);
+    } else {
+      std::snprintf(text, sizeof text, "%.3f", 1e3 * median(seconds));
+    }
+    return std::string(text);
+  };
+  char row[512];
+  std::snprintf(row, sizeof row, "| %s | %ld | %ld | %s | %ld | %s | %s | %s | %s | %.2f | %.2f | %.1e |", name.c_str(),
+                static_cast<long>(a.size()), static_cast<long>(count), gpu.device_name().c_str(),
+                static_cast<long>(gpu.unit_count()), cell(solve_seconds, true).c_str(), cell(device_seconds, false).c_str(),
+                cell(lanes_seconds, true).c_str(), cell(lanes_device_seconds, false).c_str(),
+                tiled_median / median(solve_seconds), single_median / median(solve_seconds), relative_residual(a, x, b));
+  gpu_rows.emplace_back(row);
+  if (settings.gpu_trace && count <= 4) {
+    gpu.record_unit_timings(true);
+    gpu.solve_lanes(lanes, static_cast<int>(count));
+    gpu_traces.push_back("### " + name + ", " + std::to_string(count) + " right-hand sides (lanes)\n\n" +
+                         describe_critical_path(gpu.forward_timings(), true) +
+                         describe_critical_path(gpu.backward_timings(), false));
+    gpu.record_unit_timings(false);
+  }
+}
+
 void run_problem(const Problem& problem, const Settings& settings) {
   const SymmetricCscMatrix& a = problem.matrix;
   factor::AnalyzeOptions analyze_options;
@@ -256,6 +385,7 @@ void run_problem(const Problem& problem, const Settings& settings) {
                 relative_residual(a, x_ours, b), relative_residual(a, x_tiled, b), relative_residual(a, x_single, b),
                 relative_residual(a, x_cholmod, b));
     std::fflush(stdout);
+    if (settings.gpu) run_gpu_solve(a, ours, problem.name, count, b, tiled_median, single_median, settings);
   }
 }
 
@@ -280,6 +410,10 @@ Settings parse(int argc, char** argv) {
       s.repeat = bench::parse_positive(arg, value());
     } else if (arg == "--no-elasticity") {
       s.elasticity = false;
+    } else if (arg == "--gpu-trace") {
+      s.gpu_trace = true;
+    } else if (arg == "--no-gpu") {
+      s.gpu = false;
     } else {
       throw bench::unknown_option(arg);
     }
@@ -290,7 +424,9 @@ Settings parse(int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  const Settings settings = bench::parse_command_line("bench_solve", [&] { return parse(argc, argv); });
+  Settings settings = bench::parse_command_line("bench_solve", [&] { return parse(argc, argv); });
+  std::string why_no_gpu;
+  if (settings.gpu && !factor::gpu_available(&why_no_gpu)) settings.gpu = false;
   try {
     linalg::set_blas_threads(1);
     std::printf("# Factor::solve and TiledSolveFactor::solve (double, single) vs cholmod_l_solve2 (same permutation, supernodal, "
@@ -308,6 +444,16 @@ int main(int argc, char** argv) {
       for (const std::string& size : settings.sizes) {
         run_problem({"elasticity " + size, elasticity_matrix(kBarCells.at(size)), 3, {1}}, settings);
       }
+    }
+    if (settings.gpu) {
+      std::printf("\n# factor::GpuSolveFactor (L copied to the GPU once), same right-hand sides\n\n"
+                  "| matrix | n | rhs | device | solve units | solve() ms median (min) | solve() device ms | "
+                  "lanes ms median (min) | lanes device ms | speedup over tiled | speedup over single tiled | "
+                  "residual |\n|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+      for (const std::string& row : gpu_rows) std::printf("%s\n", row.c_str());
+      for (const std::string& trace : gpu_traces) std::printf("\n%s", trace.c_str());
+    } else if (!why_no_gpu.empty()) {
+      std::printf("\nGPU solve not run: %s\n", why_no_gpu.c_str());
     }
   } catch (const std::exception& error) {
     std::fprintf(stderr, "bench_solve: %s\n", error.what());

@@ -66,6 +66,8 @@ stderr.
   --threads T        threads for both methods (default 2)
   --solve-precision P  how the operator-splitting step's copy of L is stored: single (the
                      default of fem::OperatorSplittingOptions) or double
+  --device D         where the operator-splitting step's solve runs: cpu (default) or gpu
+                     (factor::GpuSolveFactor, L in double precision on the GPU)
   --no-sweeps        skip Tables 2 and 3 (the Young's modulus and time-step sweeps)
   --no-exact         skip the exact corotated FEM (no exact columns or speedups)
   --newton           add a table for Newton on the fixed-corotated energy, on the --sizes meshes
@@ -97,6 +99,7 @@ struct Settings {
   int peer_runs = 5;
   std::string peer_binary = bench::default_peer_binary().string();
   cholsim::factor::TiledSolveFactor::Precision solve_precision = fem::OperatorSplittingOptions{}.solve_precision;
+  cholsim::factor::FactorDevice solve_device = cholsim::factor::FactorDevice::cpu;
 };
 
 struct Scene {
@@ -161,6 +164,7 @@ class OpsplitRun {
     options.volume_iterations = 1;
     options.threads = settings.threads;
     options.solve_precision = settings.solve_precision;
+    options.solve_device = settings.solve_device;
     const auto start = std::chrono::steady_clock::now();
     sim_ = std::make_unique<fem::OperatorSplittingSimulation>(make_body(scene), options);
     setup_seconds_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -406,6 +410,10 @@ Settings parse(int argc, char** argv) {
       }
       s.solve_precision = precision == "single" ? cholsim::factor::TiledSolveFactor::Precision::single_values
                                                 : cholsim::factor::TiledSolveFactor::Precision::double_values;
+    } else if (arg == "--device") {
+      const std::string device = value();
+      if (device != "cpu" && device != "gpu") throw std::invalid_argument("--device is cpu or gpu, not '" + device + "'");
+      s.solve_device = device == "gpu" ? cholsim::factor::FactorDevice::gpu : cholsim::factor::FactorDevice::cpu;
     } else if (arg == "--no-sweeps") {
       s.sweeps = false;
     } else if (arg == "--no-exact") {
@@ -438,10 +446,12 @@ int main(int argc, char** argv) {
     return 0;
   }
   std::printf("# Operator splitting (seed 003) vs exact corotated FEM, %d threads, E = 1e6 Pa, nu = 0.33, "
-              "dt = 10 ms unless varied, L copy in %s precision\n\n## Table 1: per-step time vs mesh size\n\n",
+              "dt = 10 ms unless varied, %s\n\n## Table 1: per-step time vs mesh size\n\n",
               settings.threads,
-              settings.solve_precision == cholsim::factor::TiledSolveFactor::Precision::single_values ? "single"
-                                                                                                     : "double");
+              settings.solve_device == cholsim::factor::FactorDevice::gpu ? "solve on the GPU (L in double precision)"
+              : settings.solve_precision == cholsim::factor::TiledSolveFactor::Precision::single_values
+                  ? "L copy in single precision"
+                  : "L copy in double precision");
   print_header("mesh");
   std::vector<Measurement> table1;
   for (const std::string& size : settings.sizes) {

@@ -7,8 +7,10 @@
 #include <cmath>
 #include <numbers>
 #include <random>
+#include <string>
 #include <vector>
 
+#include "factor/gpu/gpu_factorization.hpp"
 #include "fem/opsplit/operator_splitting.hpp"
 #include "fem/opsplit/volume_constraints.hpp"
 #include "linalg/blas.hpp"
@@ -293,6 +295,43 @@ TEST(OperatorSplitting, SinglePrecisionSolveStaysWithinATinyFractionOfTheStep) {
   EXPECT_GT(motion, 1e-3);
   EXPECT_LT(difference, 1e-5 * motion);
   EXPECT_GT(difference, 0.0);
+}
+
+// The step's solve on the GPU (solve_device): ten steps equal the CPU's double-precision copy
+// to rounding; without a GPU, `gpu` is refused naming the reason and `automatic` runs on the CPU.
+TEST(OperatorSplitting, GpuSolveEqualsTheCpuSolveOrIsRefusedWithoutAGpu) {
+  const auto run = [](factor::FactorDevice device) {
+    ElasticBody body = small_box();
+    OperatorSplittingOptions options;
+    options.time_step = kTimeStep;
+    options.fixed_nodes = nodes_near_top(body.rest, 1, 0.0);
+    options.solve_precision = factor::TiledSolveFactor::Precision::double_values;
+    options.solve_device = device;
+    OperatorSplittingSimulation sim(std::move(body), options);
+    set_twisted_state(sim, 3);
+    for (int step = 0; step < 10; ++step) sim.step();
+    return std::vector<double>(sim.positions().begin(), sim.positions().end());
+  };
+  const auto cpu = run(factor::FactorDevice::cpu);
+  std::string why_not;
+  if (!factor::gpu_available(&why_not)) {
+    try {
+      run(factor::FactorDevice::gpu);
+      ADD_FAILURE() << "a GPU solve without a GPU";
+    } catch (const std::runtime_error& error) {
+      EXPECT_NE(std::string(error.what()).find(why_not), std::string::npos) << error.what();
+    }
+    EXPECT_EQ(run(factor::FactorDevice::automatic), cpu);
+    return;
+  }
+  const auto gpu = run(factor::FactorDevice::gpu);
+  double difference = 0.0;
+  double size = 0.0;
+  for (std::size_t i = 0; i < cpu.size(); ++i) {
+    difference = std::max(difference, std::abs(gpu[i] - cpu[i]));
+    size = std::max(size, std::abs(cpu[i]));
+  }
+  EXPECT_LT(difference, 1e-12 * size);
 }
 
 TEST(OperatorSplitting, FixedNodesStayExactlyFixedWhileTheRestSwings) {

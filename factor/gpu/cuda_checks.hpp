@@ -1,0 +1,42 @@
+#pragma once
+// CUDA, cuBLAS and cuSOLVER status checks shared by factor/gpu's sources: a failed call becomes
+// a DeviceFailure naming the call, out-of-memory statuses as GpuRunOutcome::out_of_memory.
+// Included only where CHOLSIM_HAVE_CUDA_KERNELS is set.
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+#include <cusolverDn.h>
+
+#include <string>
+
+#include "factor/gpu/gpu_factorization.hpp"
+
+namespace cholsim::factor::gpu {
+
+struct DeviceFailure {
+  GpuRunOutcome outcome;
+  std::string message;
+};
+
+inline void check(cudaError_t status, const char* call) {
+  if (status == cudaSuccess) return;
+  const GpuRunOutcome outcome =
+      status == cudaErrorMemoryAllocation ? GpuRunOutcome::out_of_memory : GpuRunOutcome::error;
+  throw DeviceFailure{outcome, std::string(call) + ": " + cudaGetErrorString(status)};
+}
+
+inline void check(cublasStatus_t status, const char* call) {
+  if (status == CUBLAS_STATUS_SUCCESS) return;
+  const GpuRunOutcome outcome =
+      status == CUBLAS_STATUS_ALLOC_FAILED ? GpuRunOutcome::out_of_memory : GpuRunOutcome::error;
+  throw DeviceFailure{outcome, std::string(call) + " failed with cuBLAS status " + std::to_string(static_cast<int>(status))};
+}
+
+inline void check(cusolverStatus_t status, const char* call) {
+  if (status == CUSOLVER_STATUS_SUCCESS) return;
+  const GpuRunOutcome outcome =
+      status == CUSOLVER_STATUS_ALLOC_FAILED ? GpuRunOutcome::out_of_memory : GpuRunOutcome::error;
+  throw DeviceFailure{outcome,
+                      std::string(call) + " failed with cuSOLVER status " + std::to_string(static_cast<int>(status))};
+}
+
+}  // namespace cholsim::factor::gpu
