@@ -1,11 +1,12 @@
 #pragma once
 // CUDA, cuBLAS and cuSOLVER status checks shared by factor/gpu's sources: a failed call becomes
-// a DeviceFailure naming the call, out-of-memory statuses as GpuRunOutcome::out_of_memory.
-// Included only where CHOLSIM_HAVE_CUDA_KERNELS is set.
+// a DeviceFailure naming the call, out-of-memory statuses as GpuRunOutcome::out_of_memory; and
+// the device they all use. Included only where CHOLSIM_HAVE_CUDA_KERNELS is set.
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 #include <cusolverDn.h>
 
+#include <cstdint>
 #include <string>
 
 #include "factor/gpu/gpu_factorization.hpp"
@@ -37,6 +38,22 @@ inline void check(cusolverStatus_t status, const char* call) {
       status == CUSOLVER_STATUS_ALLOC_FAILED ? GpuRunOutcome::out_of_memory : GpuRunOutcome::error;
   throw DeviceFailure{outcome,
                       std::string(call) + " failed with cuSOLVER status " + std::to_string(static_cast<int>(status))};
+}
+
+/// Device 0, made current: its name and its free memory now.
+struct DeviceInfo {
+  std::string name;
+  std::int64_t free_bytes = 0;
+};
+
+inline DeviceInfo select_device() {
+  check(cudaSetDevice(0), "cudaSetDevice");
+  cudaDeviceProp properties{};
+  check(cudaGetDeviceProperties(&properties, 0), "cudaGetDeviceProperties");
+  std::size_t free_bytes = 0;
+  std::size_t total_bytes = 0;
+  check(cudaMemGetInfo(&free_bytes, &total_bytes), "cudaMemGetInfo");
+  return {properties.name, static_cast<std::int64_t>(free_bytes)};
 }
 
 }  // namespace cholsim::factor::gpu

@@ -225,15 +225,10 @@ GpuFactorization::Impl::Impl(std::shared_ptr<const Symbolic> symbolic_in, std::v
 }
 
 void GpuFactorization::Impl::set_up(std::int64_t limit) {
-  check(cudaSetDevice(0), "cudaSetDevice");
-  cudaDeviceProp properties{};
-  check(cudaGetDeviceProperties(&properties, 0), "cudaGetDeviceProperties");
-  name = properties.name;
-  std::size_t free_bytes = 0;
-  std::size_t total_bytes = 0;
-  check(cudaMemGetInfo(&free_bytes, &total_bytes), "cudaMemGetInfo");
+  const gpu::DeviceInfo device = gpu::select_device();
+  name = device.name;
   // cuBLAS and cuSOLVER take their own workspace besides ours: leave them 1 GiB.
-  const auto usable = static_cast<std::int64_t>(free_bytes) - (std::int64_t{1} << 30);
+  const std::int64_t usable = device.free_bytes - (std::int64_t{1} << 30);
   memory_limit = limit > 0 ? std::min<std::int64_t>(limit, usable) : usable;
   // Freed blocks stay in the stream-ordered pool for the next front instead of going back to
   // the driver (each cudaFree synchronizes the device).

@@ -199,20 +199,14 @@ GpuSolveFactor::Impl::Impl(const Factor& factor, std::int64_t memory_limit) : sy
   n = sym.size();
   try {
     const HostSolveTree host = build_solve_tree(sym);
-    check(cudaSetDevice(0), "cudaSetDevice");
-    cudaDeviceProp properties{};
-    check(cudaGetDeviceProperties(&properties, 0), "cudaGetDeviceProperties");
-    name = properties.name;
-    std::size_t free_bytes = 0;
-    std::size_t total_bytes = 0;
-    check(cudaMemGetInfo(&free_bytes, &total_bytes), "cudaMemGetInfo");
+    const gpu::DeviceInfo device = gpu::select_device();
+    name = device.name;
     const auto lane_bytes = static_cast<std::int64_t>(kLaneWidth) * 8 * (n + 1);
     const std::int64_t needed = (static_cast<std::int64_t>(factor.values().size()) + host.transposed_entries) * 8 +
                                 static_cast<std::int64_t>(host.row_lists.size()) * 4 +
                                 static_cast<std::int64_t>(host.units.size() * (sizeof(gpu::SolveUnit) + 8)) +
                                 static_cast<std::int64_t>(host.counters_start.size()) * 8 + lane_bytes;
-    const std::int64_t limit = memory_limit > 0 ? std::min<std::int64_t>(memory_limit, static_cast<std::int64_t>(free_bytes))
-                                                : static_cast<std::int64_t>(free_bytes);
+    const std::int64_t limit = memory_limit > 0 ? std::min(memory_limit, device.free_bytes) : device.free_bytes;
     if (needed > limit) {
       throw gpu::DeviceFailure{GpuRunOutcome::out_of_memory, "L and its solve tree need " + std::to_string(needed) +
                                                                  " bytes of device memory, over the limit of " +

@@ -82,8 +82,7 @@ __device__ void store_segment(const double* segment, int first_row, int k, doubl
 // block of 32 outputs (rows forward, columns backward) in registers, a lane per output, and adds
 // its sums to their target once; when there are fewer output blocks than warps, each block's
 // tiles are dealt to several warps (a warp left without tiles adds nothing: on a small unit,
-// empty slices adding zeros to the same few entries cost more than the products). Each lane's 32 loads of a tile depend on nothing computed,
-// so they are all issued before the first multiply (fully unrolled).
+// empty slices adding zeros to the same few entries cost more than the products).
 template <int R, typename Range, typename Tile, typename Emit>
 __device__ void sum_tiles(int outputs, Range range, Tile tile, Emit emit) {
   const int slices = max(1, kWarps / max(outputs, 1));
@@ -100,6 +99,28 @@ __device__ void sum_tiles(int outputs, Range range, Tile tile, Emit emit) {
   }
 }
 
+// One lane's part of a tile: sum[c] += Σ_q entries[q·step]·vector[index(q)·R + c] over the
+// q < 32 with keep(q). The 32 loads go first, fully unrolled: their addresses depend on nothing
+// computed, so they are all in flight before the first multiply.
+template <int R, typename Keep, typename Index>
+__device__ void lane_tile_products(const double* entries, long long step, Keep keep, const double* vector, Index index,
+                                   double* sum) {
+  double entry[32];
+#pragma unroll
+  for (int q = 0; q < 32; ++q) entry[q] = keep(q) ? entries[q * step] : 0.0;
+#pragma unroll
+  for (int q = 0; q < 32; ++q) {
+    const double* v = vector + index(q) * R;
+    for (int c = 0; c < R; ++c) sum[c] += entry[q] * v[c];
+  }
+}
+
+// target[c] += sign·sum[c]: several warps (and, for x, several units) add to the same entries.
+template <int R>
+__device__ void add_sums(double* target, double sign, const double* sum) {
+  for (int c = 0; c < R; ++c) atomicAdd(target + c, sign * sum[c]);
+}
+
 // Forward, the unit's own rows: solved[i] = Σ_{j ≤ i} D(i, j)·rhs[j] over the lower k×k triangle
 // D (the inverted diagonal block); lanes along the rows (coalesced: column-major).
 template <int R>
@@ -109,23 +130,14 @@ __device__ void diagonal_product(const double* d, int ld, int k, const double* r
       (k + 31) / 32, [](int row_block, int& begin, int& end) { begin = 0, end = row_block + 1; },
       [=](int row_block, int column_block, double* sum) {
         const int i = row_block * 32 + lane;
-        const double* entries = d + static_cast<long long>(column_block * 32) * ld + i;
-        double entry[32];
-#pragma unroll
-        for (int jj = 0; jj < 32; ++jj) {
-          entry[jj] = i < k && column_block * 32 + jj <= i ? entries[static_cast<long long>(jj) * ld] : 0.0;
-        }
-#pragma unroll
-        for (int jj = 0; jj < 32; ++jj) {
-          const int j = min(column_block * 32 + jj, k - 1);
-          for (int c = 0; c < R; ++c) sum[c] += entry[jj] * rhs[j * R + c];
-        }
+        const int j0 = column_block * 32;
+        lane_tile_products<R>(
+            d + static_cast<long long>(j0) * ld + i, ld, [=](int q) { return i < k && j0 + q <= i; }, rhs,
+            [=](int q) { return min(j0 + q, k - 1); }, sum);
       },
       [=](int row_block, const double* sum) {
         const int i = row_block * 32 + lane;
-        if (i < k) {
-          for (int c = 0; c < R; ++c) atomicAdd(solved + i * R + c, sum[c]);
-        }
+        if (i < k) add_sums<R>(solved + i * R, 1.0, sum);
       });
 }
 
@@ -140,30 +152,17 @@ __device__ void below_product(const double* l, int ld, int k, int m, const int* 
       (m - k + 31) / 32, [=](int, int& begin, int& end) { begin = 0, end = column_blocks; },
       [=](int row_block, int column_block, double* sum) {
         const int i = k + row_block * 32 + lane;
-        const double* entries = l + static_cast<long long>(column_block * 32) * ld + i;
-        double entry[32];
-#pragma unroll
-        for (int jj = 0; jj < 32; ++jj) {
-          entry[jj] = i < m && column_block * 32 + jj < k ? entries[static_cast<long long>(jj) * ld] : 0.0;
-        }
-#pragma unroll
-        for (int jj = 0; jj < 32; ++jj) {
-          const int j = min(column_block * 32 + jj, k - 1);
-          for (int c = 0; c < R; ++c) sum[c] += entry[jj] * solved[j * R + c];
-        }
+        const int j0 = column_block * 32;
+        lane_tile_products<R>(
+            l + static_cast<long long>(j0) * ld + i, ld, [=](int q) { return i < m && j0 + q < k; }, solved,
+            [=](int q) { return min(j0 + q, k - 1); }, sum);
       },
       [=](int row_block, const double* sum) {
         const int i = k + row_block * 32 + lane;
-        if (i < m) {
-          double* target = x + static_cast<long long>(rows[i]) * stride;
-          for (int c = 0; c < R; ++c) atomicAdd(target + c, -sum[c]);
-        }
+        if (i < m) add_sums<R>(x + static_cast<long long>(rows[i]) * stride, -1.0, sum);
       });
 }
 
-// After acc[q] += … on every lane, lane j holds Σ over the warp's lanes of acc[j] in acc[0]:
-// each step halves the values a lane keeps, trading the other half with the lane `width` away
-// (31 shuffles for 32 sums, instead of 32 five-shuffle reductions).
 // Backward, the rows below: rhs[j] −= Σ_i Lᵀ(j, i)·x[rows[i]] for i ∈ [k, m), with Lᵀ the
 // unit's transpose t (k×m, leading dimension k): lanes along j. The values of x are gathered
 // into shared memory a chunk of kSolveUnitColumns rows at a time.
@@ -184,23 +183,14 @@ __device__ void below_transpose_product(const double* t, int k, int m, const int
         column_blocks, [=](int, int& begin, int& end) { begin = 0, end = (count + 31) / 32; },
         [=](int column_block, int row_block, double* sum) {
           const int j = column_block * 32 + lane;
-          const double* entries = t + static_cast<long long>(first + row_block * 32) * k + j;
-          double entry[32];
-#pragma unroll
-          for (int ii = 0; ii < 32; ++ii) {
-            entry[ii] = j < k && row_block * 32 + ii < count ? entries[static_cast<long long>(ii) * k] : 0.0;
-          }
-#pragma unroll
-          for (int ii = 0; ii < 32; ++ii) {
-            const int i = min(row_block * 32 + ii, count - 1);
-            for (int c = 0; c < R; ++c) sum[c] += entry[ii] * gathered[i * R + c];
-          }
+          const int i0 = row_block * 32;
+          lane_tile_products<R>(
+              t + static_cast<long long>(first + i0) * k + j, k, [=](int q) { return j < k && i0 + q < count; },
+              gathered, [=](int q) { return min(i0 + q, count - 1); }, sum);
         },
         [=](int column_block, const double* sum) {
           const int j = column_block * 32 + lane;
-          if (j < k) {
-            for (int c = 0; c < R; ++c) atomicAdd(rhs + j * R + c, -sum[c]);
-          }
+          if (j < k) add_sums<R>(rhs + j * R, -1.0, sum);
         });
     __syncthreads();
   }
@@ -216,24 +206,14 @@ __device__ void diagonal_transpose_product(const double* t, int k, const double*
       blocks, [=](int column_block, int& begin, int& end) { begin = column_block, end = blocks; },
       [=](int column_block, int row_block, double* sum) {
         const int j = column_block * 32 + lane;
-        const double* entries = t + static_cast<long long>(row_block * 32) * k + j;
-        double entry[32];
-#pragma unroll
-        for (int ii = 0; ii < 32; ++ii) {
-          const int i = row_block * 32 + ii;
-          entry[ii] = j < k && i >= j && i < k ? entries[static_cast<long long>(ii) * k] : 0.0;
-        }
-#pragma unroll
-        for (int ii = 0; ii < 32; ++ii) {
-          const int i = min(row_block * 32 + ii, k - 1);
-          for (int c = 0; c < R; ++c) sum[c] += entry[ii] * rhs[i * R + c];
-        }
+        const int i0 = row_block * 32;
+        lane_tile_products<R>(
+            t + static_cast<long long>(i0) * k + j, k, [=](int q) { return j < k && i0 + q >= j && i0 + q < k; }, rhs,
+            [=](int q) { return min(i0 + q, k - 1); }, sum);
       },
       [=](int column_block, const double* sum) {
         const int j = column_block * 32 + lane;
-        if (j < k) {
-          for (int c = 0; c < R; ++c) atomicAdd(solved + j * R + c, sum[c]);
-        }
+        if (j < k) add_sums<R>(solved + j * R, 1.0, sum);
       });
 }
 
