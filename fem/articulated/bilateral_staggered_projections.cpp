@@ -234,14 +234,16 @@ JointFrictionStepStats BispStepper::step_in_tree(ArticulatedSystem& system, doub
   // maximal bodies with f_α held changes with f_α.
   const FrictionProblem reduced_problem =
       options_.redmax_compatible ? FrictionProblem{} : reduced_friction_problem(tangents, terms_, reduced);
+  JointContacts::MultiplierSystems multiplier_systems;
+  contacts_.prepare_contact_multipliers(frames, options_.regularization, multiplier_systems);
   JointFrictionStepStats stats;
   std::vector<double> contact_force(nm, 0.0), previous(nm, 0.0), reduced_friction(nr), with_contact(nm), bounds;
+  std::vector<double> constrained_friction(nm);
   std::vector<Vec6> joint_wrenches;
   for (stats.iterations = 1; stats.iterations <= options_.max_iterations; ++stats.iterations) {
     // Eq. 3.5: both velocities with the current friction force; f_α from their difference.
     jacobian_transpose_times(terms_, friction_force_, reduced_friction);
     solve_reduced(terms_, reduced_friction);
-    std::vector<double> constrained_friction(nm);
     jacobian_times(terms_, reduced_friction, constrained_friction);
     for (std::size_t k = 0; k < nm; ++k) {
       const double vcon = constrained[k] + h * constrained_friction[k];
@@ -249,7 +251,7 @@ JointFrictionStepStats BispStepper::step_in_tree(ArticulatedSystem& system, doub
       contact_force[k] = mm[k] * (vcon - vunc) / h;
     }
     contacts_.distribute_to_joints(system, contact_force, joint_wrenches, options_.redmax_compatible);
-    contacts_.contact_multipliers(frames, joint_wrenches, h, options_.regularization, alpha_);
+    contacts_.contact_multipliers(multiplier_systems, joint_wrenches, h, alpha_);
     if (contact_force_settled(contact_force, previous, mm, options_.convergence)) {
       stats.converged = true;
       break;
@@ -322,6 +324,8 @@ JointFrictionStepStats BispStepper::step_with_external(ArticulatedSystem& system
   const auto loops = external_.loops.size();
   const int first_loop_group = system.link_count();
 
+  JointContacts::MultiplierSystems multiplier_systems;
+  contacts_.prepare_contact_multipliers(frames, options_.regularization, multiplier_systems);
   JointFrictionStepStats stats;
   std::vector<double> contact_force(nm, 0.0), previous(nm, 0.0), with_contact(nm), bounds;
   std::vector<Vec6> wrenches;
@@ -343,7 +347,7 @@ JointFrictionStepStats BispStepper::step_with_external(ArticulatedSystem& system
       wrenches[static_cast<std::size_t>(first_loop_group) + l] = rows_wrench(
           rows.equality, 2 * static_cast<Index>(l), 2, external_.loops[l].body_a, constrained.equality_multipliers, h);
     }
-    contacts_.contact_multipliers(frames, wrenches, h, options_.regularization, alpha_);
+    contacts_.contact_multipliers(multiplier_systems, wrenches, h, alpha_);
     if (contact_force_settled(contact_force, previous, mm, options_.convergence)) {
       stats.converged = true;
       break;

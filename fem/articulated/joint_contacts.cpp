@@ -1,6 +1,7 @@
 #include "fem/articulated/joint_contacts.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <numbers>
 #include <stdexcept>
@@ -233,60 +234,80 @@ void JointContacts::distribute_to_joints(const ArticulatedSystem& system, std::s
 
 void JointContacts::contact_multipliers(std::span<const RigidTransform> frames, const std::vector<Vec6>& wrenches,
                                         double h, double regularization, std::vector<double>& alpha) const {
-  alpha.assign(static_cast<std::size_t>(normal_count_), 0.0);
+  MultiplierSystems systems;
+  prepare_contact_multipliers(frames, regularization, systems);
+  contact_multipliers(systems, wrenches, h, alpha);
+}
+
+void JointContacts::prepare_contact_multipliers(std::span<const RigidTransform> frames, double regularization,
+                                                MultiplierSystems& systems) const {
+  systems.groups.resize(static_cast<std::size_t>(group_count()));
   for (int g = 0; g < group_count(); ++g) {
     const ContactGroup& group = groups_[static_cast<std::size_t>(g)];
+    MultiplierSystems::Group& system = systems.groups[static_cast<std::size_t>(g)];
     const auto nc = static_cast<Index>(group.set.normals.size());
-    if (nc == 0) continue;
     const Index width = group.other < 0 ? 6 : 12;
-    // The group's two bodies only: N (nc × width), M⁻¹ and the reaction on each.
+    // The group's two bodies only: N (nc × width) scaled by M⁻¹ column by column.
+    std::array<double, 12> inverse_mass{};
+    for (std::size_t c = 0; c < 6; ++c) {
+      inverse_mass[c] = 1.0 / inertia_[static_cast<std::size_t>(group.body)][c];
+      if (width == 12) inverse_mass[6 + c] = 1.0 / inertia_[static_cast<std::size_t>(group.other)][c];
+    }
     linalg::DenseMatrix normals(nc, width);
+    system.weighted_normals = linalg::DenseMatrix(nc, width);
     for (Index r = 0; r < nc; ++r) {
       const PairRow row = pair_row(frames, group.body, group.other, group.set.normals[static_cast<std::size_t>(r)]);
-      for (int c = 0; c < 6; ++c) {
-        normals(r, c) = row.own[static_cast<std::size_t>(c)];
-        if (width == 12) normals(r, 6 + c) = -row.on_other[static_cast<std::size_t>(c)];
+      for (std::size_t c = 0; c < 6; ++c) {
+        normals(r, static_cast<Index>(c)) = row.own[c];
+        if (width == 12) normals(r, static_cast<Index>(6 + c)) = -row.on_other[c];
+      }
+      for (Index c = 0; c < width; ++c) {
+        system.weighted_normals(r, c) = normals(r, c) * inverse_mass[static_cast<std::size_t>(c)];
       }
     }
-    std::vector<double> inverse_mass(static_cast<std::size_t>(width)), wrench(static_cast<std::size_t>(width));
-    const Vec6& reaction = wrenches[static_cast<std::size_t>(g)];
-    Vec6 on_other{};
-    if (group.other >= 0) {
-      const RigidTransform other_in_body =
-          inverse(frames[static_cast<std::size_t>(group.body)]) * frames[static_cast<std::size_t>(group.other)];
-      on_other = -1.0 * transpose_times(adjoint(other_in_body), reaction);
-    }
-    for (int c = 0; c < 6; ++c) {
-      const auto uc = static_cast<std::size_t>(c);
-      inverse_mass[uc] = 1.0 / inertia_[static_cast<std::size_t>(group.body)][uc];
-      wrench[uc] = reaction[uc];
-      if (group.other >= 0) {
-        inverse_mass[6 + uc] = 1.0 / inertia_[static_cast<std::size_t>(group.other)][uc];
-        wrench[6 + uc] = on_other[uc];
-      }
-    }
-    linalg::DenseMatrix lhs(nc, nc);
-    std::vector<double> rhs(static_cast<std::size_t>(nc), 0.0);
+    system.factor = linalg::DenseMatrix(nc, nc);
     for (Index a = 0; a < nc; ++a) {
-      for (Index k = 0; k < width; ++k) {
-        const auto uk = static_cast<std::size_t>(k);
-        rhs[static_cast<std::size_t>(a)] += h * normals(a, k) * inverse_mass[uk] * wrench[uk];
-      }
       for (Index b = 0; b <= a; ++b) {
         double sum = a == b ? regularization : 0.0;
-        for (Index k = 0; k < width; ++k) {
-          const auto uk = static_cast<std::size_t>(k);
-          sum += normals(a, k) * inverse_mass[uk] * normals(b, k);
-        }
-        lhs(a, b) = sum;
+        for (Index k = 0; k < width; ++k) sum += system.weighted_normals(a, k) * normals(b, k);
+        system.factor(a, b) = sum;
       }
     }
-    if (linalg::blas::potrf(lhs.view()) != 0) {
+    if (nc > 0 && linalg::blas::potrf(system.factor.view()) != 0) {
       throw std::runtime_error("joint contacts: the contact system of joint " + std::to_string(g) +
                                " is not positive definite (regularization " + std::to_string(regularization) + ")");
     }
-    linalg::blas::potrs(lhs.view(), linalg::DenseView{rhs.data(), nc, 1, nc});
-    std::copy(rhs.begin(), rhs.end(), alpha.begin() + first_normal(g));
+    if (group.other >= 0) {
+      system.other_in_body = adjoint(inverse(frames[static_cast<std::size_t>(group.body)]) *
+                                     frames[static_cast<std::size_t>(group.other)]);
+    }
+  }
+}
+
+void JointContacts::contact_multipliers(const MultiplierSystems& systems, const std::vector<Vec6>& wrenches, double h,
+                                        std::vector<double>& alpha) const {
+  alpha.assign(static_cast<std::size_t>(normal_count_), 0.0);
+  for (int g = 0; g < group_count(); ++g) {
+    const MultiplierSystems::Group& system = systems.groups[static_cast<std::size_t>(g)];
+    const Index nc = system.factor.rows();
+    if (nc == 0) continue;
+    // f on `body`, and on `other` the opposite reaction in its own frame.
+    const Vec6& reaction = wrenches[static_cast<std::size_t>(g)];
+    std::array<double, 12> wrench{};
+    std::copy(reaction.begin(), reaction.end(), wrench.begin());
+    if (system.weighted_normals.cols() == 12) {
+      const Vec6 on_other = -1.0 * transpose_times(system.other_in_body, reaction);
+      std::copy(on_other.begin(), on_other.end(), wrench.begin() + 6);
+    }
+    double* rhs = alpha.data() + first_normal(g);
+    for (Index a = 0; a < nc; ++a) {
+      double sum = 0.0;
+      for (Index k = 0; k < system.weighted_normals.cols(); ++k) {
+        sum += system.weighted_normals(a, k) * wrench[static_cast<std::size_t>(k)];
+      }
+      rhs[a] = h * sum;
+    }
+    linalg::blas::potrs(system.factor.view(), linalg::DenseView{rhs, nc, 1, nc});
   }
 }
 

@@ -153,6 +153,8 @@ JointFrictionStepStats StaggeredProjections::step(double h, const Vec3& gravity)
 
   JointFrictionStepStats stats;
   const JointFrictionOptions& fo = options_.friction;
+  JointContacts::MultiplierSystems multiplier_systems;
+  contacts_.prepare_contact_multipliers(frames_, fo.regularization, multiplier_systems);
   std::vector<double> contact_force(nm, 0.0), previous(nm, 0.0), with_contact(nm), bounds, alpha;
   std::vector<Vec6> wrenches;
   solvers::qp::QpSolution solution;
@@ -182,7 +184,7 @@ JointFrictionStepStats StaggeredProjections::step(double h, const Vec3& gravity)
                                          body, joint_impulses, h)
                            : rows_wrench(external.equality, 2 * (g - body_count()), 2, body, external_impulses, h);
     }
-    contacts_.contact_multipliers(frames_, wrenches, h, fo.regularization, alpha);
+    contacts_.contact_multipliers(multiplier_systems, wrenches, h, alpha);
     if (contact_force_settled(contact_force, previous, mass, fo.convergence)) {
       stats.converged = true;
       break;
