@@ -186,8 +186,8 @@ struct GpuSolveFactor::Impl {
 
   Impl(const Factor& factor, std::int64_t memory_limit);
   ~Impl();
-  void invert_diagonal_blocks(const std::vector<gpu::SolveUnit>& host_units);
-  void transpose_units(const std::vector<gpu::SolveUnit>& host_units);
+  void invert_diagonal_blocks();
+  void transpose_units();
   void release();
   // Solves the n×kLaneWidth rows at `host` (page-locked) in place, the first `columns` lanes.
   void run(double* host, int columns);
@@ -230,13 +230,13 @@ GpuSolveFactor::Impl::Impl(const Factor& factor, std::int64_t memory_limit) : sy
     check(cudaHostAlloc(reinterpret_cast<void**>(&pinned), static_cast<std::size_t>(lane_bytes), cudaHostAllocDefault),
           "cudaHostAlloc (right-hand sides)");
     std::memset(pinned, 0, static_cast<std::size_t>(lane_bytes));
-    invert_diagonal_blocks(host.units);
+    host_units = host.units;
+    invert_diagonal_blocks();
     check(cudaMalloc(reinterpret_cast<void**>(&transposed),
                      static_cast<std::size_t>(std::max<std::int64_t>(host.transposed_entries, 1)) * sizeof(double)),
           "cudaMalloc (transposed L)");
     bytes += host.transposed_entries * 8;
-    transpose_units(host.units);
-    host_units = host.units;
+    transpose_units();
     tree = {units, values, transposed, row_lists, orders, orders + host.units.size(),
             static_cast<std::int32_t>(host.units.size())};
   } catch (const gpu::DeviceFailure& failure) {
@@ -250,7 +250,7 @@ GpuSolveFactor::Impl::Impl(const Factor& factor, std::int64_t memory_limit) : sy
 
 // Every unit's diagonal triangle replaced by its inverse, in place (cuSOLVER trtri), once: the
 // substitutions then multiply by it (solve_kernels.hpp says why).
-void GpuSolveFactor::Impl::invert_diagonal_blocks(const std::vector<gpu::SolveUnit>& host_units) {
+void GpuSolveFactor::Impl::invert_diagonal_blocks() {
   cusolverDnHandle_t solver = nullptr;
   check(cusolverDnCreate(&solver), "cusolverDnCreate");
   void* device_workspace = nullptr;
@@ -291,7 +291,7 @@ void GpuSolveFactor::Impl::invert_diagonal_blocks(const std::vector<gpu::SolveUn
 
 // Every unit's m×k trapezoid (its inverted diagonal block included) transposed into its k×m
 // block of `transposed`, once (cuBLAS geam).
-void GpuSolveFactor::Impl::transpose_units(const std::vector<gpu::SolveUnit>& host_units) {
+void GpuSolveFactor::Impl::transpose_units() {
   cublasHandle_t blas = nullptr;
   check(cublasCreate(&blas), "cublasCreate");
   try {

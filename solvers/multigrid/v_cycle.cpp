@@ -1,5 +1,6 @@
 #include "solvers/multigrid/v_cycle.hpp"
 
+#include <cmath>
 #include <stdexcept>
 #include <string>
 
@@ -24,6 +25,13 @@ void residual_in_place(std::span<const double> b, std::span<double> y, int threa
   });
 }
 
+// ‖v‖₂, serially (so it does not depend on the thread count).
+double norm(std::span<const double> v) {
+  double sum = 0.0;
+  for (const double value : v) sum += value * value;
+  return std::sqrt(sum);
+}
+
 // x ← x + correction.
 void add_to(std::span<double> x, std::span<const double> correction, int threads) {
   linalg::parallel_chunks(static_cast<Index>(x.size()), threads, [&](Index begin, Index end) {
@@ -40,6 +48,9 @@ VCycle::VCycle(std::vector<MultigridLevel> levels, VCycleOptions options)
     throw std::invalid_argument("VCycle: sweeps must be ≥ 0 (≥ 1 on the coarsest level)");
   }
   if (!(options_.damping > 0.0)) throw std::invalid_argument("VCycle: damping must be positive");
+  if (options_.chebyshev && !(options_.chebyshev_lower > 0.0 && options_.chebyshev_lower < 1.0)) {
+    throw std::invalid_argument("VCycle: chebyshev_lower must lie in (0, 1)");
+  }
   check_levels();
   work_.resize(levels_.size());
   for (std::size_t l = 0; l < levels_.size(); ++l) {
@@ -48,6 +59,10 @@ VCycle::VCycle(std::vector<MultigridLevel> levels, VCycleOptions options)
     if (l > 0) {
       work_[l].rhs.assign(n, 0.0);
       work_[l].solution.assign(n, 0.0);
+    }
+    if (options_.chebyshev) {
+      work_[l].direction.assign(n, 0.0);
+      work_[l].preconditioned.assign(n, 0.0);
     }
   }
   iterate_residual_.assign(size_of(levels_[0].unknowns), 0.0);
@@ -78,7 +93,10 @@ void VCycle::set_coarse_solver(CoarseSolver solve) {
   if (!coarse_solver_) check_smoother_data(options_.smoother, levels_.back(), level_count() - 1);
 }
 
-MultigridLevel& VCycle::level(int l) { return levels_.at(static_cast<std::size_t>(l)); }
+MultigridLevel& VCycle::level(int l) {
+  work_.at(static_cast<std::size_t>(l)).largest_eigenvalue = 0.0;  // the level may change: estimate again
+  return levels_.at(static_cast<std::size_t>(l));
+}
 const MultigridLevel& VCycle::level(int l) const { return levels_.at(static_cast<std::size_t>(l)); }
 
 void VCycle::require_size(std::span<const double> v, const char* name) const {
@@ -151,6 +169,10 @@ void VCycle::solve_coarsest(std::span<const double> b, std::span<double> x) {
 
 void VCycle::smooth_from_zero(int l, std::span<const double> b, std::span<double> x, int sweeps) {
   const MultigridLevel& level = levels_[static_cast<std::size_t>(l)];
+  if (options_.chebyshev && sweeps > 0 && l + 1 < level_count()) {
+    chebyshev_smooth(l, b, x, sweeps, true);
+    return;
+  }
   if (sweeps == 0) {
     linalg::parallel_chunks(level.unknowns, options_.threads, [&](Index begin, Index end) {
       for (auto i = size_of(begin); i < size_of(end); ++i) x[i] = 0.0;
@@ -162,6 +184,10 @@ void VCycle::smooth_from_zero(int l, std::span<const double> b, std::span<double
 }
 
 void VCycle::smooth(int l, std::span<const double> b, std::span<double> x, int sweeps) {
+  if (options_.chebyshev && sweeps > 0 && l + 1 < level_count()) {
+    chebyshev_smooth(l, b, x, sweeps, false);
+    return;
+  }
   const MultigridLevel& level = levels_[static_cast<std::size_t>(l)];
   const std::span<double> a_times_x = work_[static_cast<std::size_t>(l)].scratch;
   for (int sweep = 0; sweep < sweeps; ++sweep) {
@@ -170,9 +196,78 @@ void VCycle::smooth(int l, std::span<const double> b, std::span<double> x, int s
   }
 }
 
+// λmax(B⁻¹A) by 20 power iterations from a fixed start with every mode present (the ratio of
+// successive norms; under-estimates converge from below, hence the 1.1 margin where it is used).
+double VCycle::estimate_largest_eigenvalue(int l) {
+  const MultigridLevel& level = levels_[static_cast<std::size_t>(l)];
+  LevelWork& work = work_[static_cast<std::size_t>(l)];
+  std::vector<double>& v = work.direction;
+  for (std::size_t i = 0; i < v.size(); ++i) v[i] = 1.0 + 0.5 * std::sin(0.618034 * static_cast<double>(i) * static_cast<double>(i));
+  double estimate = 0.0;
+  for (int iteration = 0; iteration < 20; ++iteration) {
+    const double length = norm(v);
+    if (length == 0.0) break;
+    level.apply(v, work.scratch);
+    jacobi_from_zero(options_.smoother, level, 1.0, work.scratch, work.preconditioned, options_.threads);
+    estimate = norm(work.preconditioned) / length;
+    for (std::size_t i = 0; i < v.size(); ++i) v[i] = work.preconditioned[i] / (estimate * length);
+  }
+  if (!(estimate > 0.0) || !std::isfinite(estimate)) {
+    throw std::runtime_error("VCycle: the largest eigenvalue of level " + std::to_string(l) +
+                             "'s B⁻¹A could not be estimated (" + std::to_string(estimate) + ")");
+  }
+  return estimate;
+}
+
+// Chebyshev smoothing (Saad, Iterative Methods §12.3, with B as the preconditioner): the error
+// is multiplied by the degree-`degree` polynomial in B⁻¹A that is 1 at 0 and smallest on
+// [a, b] = [chebyshev_lower·λ, 1.1·λ] — the upper part of the spectrum, which the coarse level
+// cannot represent — instead of by (I − ωB⁻¹A)^degree.
+void VCycle::chebyshev_smooth(int l, std::span<const double> b, std::span<double> x, int degree, bool from_zero) {
+  const MultigridLevel& level = levels_[static_cast<std::size_t>(l)];
+  LevelWork& work = work_[static_cast<std::size_t>(l)];
+  if (work.largest_eigenvalue == 0.0) work.largest_eigenvalue = estimate_largest_eigenvalue(l);
+  const double upper = 1.1 * work.largest_eigenvalue;
+  const double lower = options_.chebyshev_lower * work.largest_eigenvalue;
+  const double centre = 0.5 * (upper + lower);
+  const double half_width = 0.5 * (upper - lower);
+  const double sigma = centre / half_width;
+  double rho = 1.0 / sigma;
+  const std::span<double> d = work.direction;
+  const std::span<double> z = work.preconditioned;
+  const std::span<double> r = work.scratch;
+  const int threads = options_.threads;
+  for (int step = 0; step < degree; ++step) {
+    if (step == 0 && from_zero) {
+      jacobi_from_zero(options_.smoother, level, 1.0, b, z, threads);  // r = b
+    } else {
+      level.apply(x, r);
+      residual_in_place(b, r, threads);
+      jacobi_from_zero(options_.smoother, level, 1.0, r, z, threads);
+    }
+    double keep = 0.0;
+    double take = 1.0 / centre;
+    if (step > 0) {
+      const double next_rho = 1.0 / (2.0 * sigma - rho);
+      keep = next_rho * rho;
+      take = 2.0 * next_rho / half_width;
+      rho = next_rho;
+    }
+    linalg::parallel_chunks(level.unknowns, threads, [&](Index begin, Index end) {
+      for (auto i = size_of(begin); i < size_of(end); ++i) {
+        d[i] = keep * d[i] + take * z[i];
+        x[i] = (step == 0 && from_zero ? 0.0 : x[i]) + d[i];
+      }
+    });
+  }
+}
+
 std::size_t VCycle::memory_bytes() const {
   std::size_t values = iterate_residual_.capacity() + iterate_correction_.capacity();
-  for (const LevelWork& work : work_) values += work.rhs.capacity() + work.solution.capacity() + work.scratch.capacity();
+  for (const LevelWork& work : work_) {
+    values += work.rhs.capacity() + work.solution.capacity() + work.scratch.capacity() + work.direction.capacity() +
+              work.preconditioned.capacity();
+  }
   for (const MultigridLevel& level : levels_) values += level.diagonal.capacity() + level.block_diagonal.capacity();
   return values * sizeof(double);
 }

@@ -36,6 +36,15 @@ struct VCycleOptions {
   /// Smoother sweeps from zero on the coarsest level when no coarse solver is installed
   /// (§10.4: 16).
   int coarse_jacobi_sweeps = 16;
+  /// Chebyshev smoothing instead of damped sweeps on every level but the coarsest: the
+  /// pre_sweeps (= post_sweeps) products with A become the Chebyshev polynomial of that degree
+  /// in B⁻¹A that is smallest over [chebyshev_lower·λ, 1.1·λ], λ the largest eigenvalue of
+  /// B⁻¹A estimated per level by power iteration (again after a level is changed through
+  /// level()). Damping is then unused. The same polynomial before and after keeps the cycle
+  /// symmetric. The lower end 0.2 was the best of 0.05…0.5 for Q1 elasticity (V-cycle factor
+  /// 0.14 at degree 2 against 0.26 for two damped sweeps; 0.1, PETSc's default, gave 0.28).
+  bool chebyshev = false;
+  double chebyshev_lower = 0.2;
   /// Threads of the smoothing and vector loops (linalg::parallel_chunks; 0: all hardware
   /// threads). The levels' callbacks choose their own.
   int threads = 0;
@@ -86,12 +95,17 @@ class VCycle {
     std::vector<double> rhs;
     std::vector<double> solution;
     std::vector<double> scratch;  // A·x, then the residual, then the prolonged correction
+    std::vector<double> direction;       // Chebyshev: the last step (power iteration: the iterate)
+    std::vector<double> preconditioned;  // Chebyshev: B⁻¹ times the residual
+    double largest_eigenvalue = 0.0;     // Chebyshev: λmax(B⁻¹A) estimate; 0: to be estimated
   };
 
   void cycle(int l, std::span<const double> b, std::span<double> x);
   void solve_coarsest(std::span<const double> b, std::span<double> x);
   void smooth_from_zero(int l, std::span<const double> b, std::span<double> x, int sweeps);
   void smooth(int l, std::span<const double> b, std::span<double> x, int sweeps);
+  void chebyshev_smooth(int l, std::span<const double> b, std::span<double> x, int degree, bool from_zero);
+  double estimate_largest_eigenvalue(int l);
   void require_size(std::span<const double> v, const char* name) const;
 
   std::vector<MultigridLevel> levels_;

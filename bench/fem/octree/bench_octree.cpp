@@ -56,6 +56,8 @@ constexpr const char* kUsage = R"(bench_octree — octree flesh vs uniform grid,
   --damping W        damped-Jacobi weight of the V-cycle (default 0.5; §7 uses 0.3)
   --cube-damping W   the damped-Jacobi weight of the cube test (default 0.5; §10.4's 0.857 diverges here)
   --sweeps N         pre- and post-smoothing sweeps per level (default 1)
+  --chebyshev L      Chebyshev smoothing of degree --sweeps instead of damped sweeps, over
+                     [L·λ, 1.1·λ] of each level's B⁻¹A (λ its largest eigenvalue; e.g. 0.1)
   --coarsest-nodes N stop coarsening at this many nodes (default 3000; the coarsest level is
                      factored by cholsim's Cholesky every Newton step)
   --threads N        threads (default 2)
@@ -76,6 +78,7 @@ struct Arguments {
   /// above ≈ 0.7 (measured), so the cube runs at the flesh's weight unless told otherwise.
   double cube_damping = 0.5;
   int sweeps = 1;
+  double chebyshev_lower = 0.0;  ///< 0: damped sweeps
   int coarsest_nodes = 3000;
   int repeats = 3;
   std::string json;
@@ -99,6 +102,7 @@ Arguments parse_arguments(int argc, char** argv) {
     else if (flag == "--damping") arguments.damping = bench::parse_number(flag, cursor.value());
     else if (flag == "--cube-damping") arguments.cube_damping = bench::parse_number(flag, cursor.value());
     else if (flag == "--sweeps") arguments.sweeps = bench::parse_positive(flag, cursor.value());
+    else if (flag == "--chebyshev") arguments.chebyshev_lower = bench::parse_number(flag, cursor.value());
     else if (flag == "--coarsest-nodes") arguments.coarsest_nodes = bench::parse_positive(flag, cursor.value());
     else if (flag == "--repeats") arguments.repeats = bench::parse_positive(flag, cursor.value());
     else if (flag == "--json") arguments.json = cursor.value();
@@ -143,6 +147,8 @@ oct::OctreeFleshOptions flesh_options(const Arguments& arguments, int threads) {
   options.levels.cycle.damping = arguments.damping;
   options.levels.cycle.pre_sweeps = arguments.sweeps;
   options.levels.cycle.post_sweeps = arguments.sweeps;
+  options.levels.cycle.chebyshev = arguments.chebyshev_lower > 0.0;
+  if (options.levels.cycle.chebyshev) options.levels.cycle.chebyshev_lower = arguments.chebyshev_lower;
   options.levels.coarsest_nodes = arguments.coarsest_nodes;
   return options;
 }
