@@ -185,9 +185,10 @@ void OperatorSplittingSimulation::State::predict() {
 void OperatorSplittingSimulation::State::apply_solution() {
   positions = predicted;  // fixed nodes: x̃ = x, Δx = 0 (eq. 12 remark)
   const auto& solve_row = numbering->solve_row;
+  const double* solution = lane_buffer().data();
   for (std::size_t v = 0; v < solve_row.size(); ++v) {
     if (solve_row[v] < 0) continue;
-    const double* dx = lane_buffer().data() + kRightHandSideStride * at(solve_row[v]);
+    const double* dx = solution + kRightHandSideStride * at(solve_row[v]);
     for (std::size_t c = 0; c < 3; ++c) positions[3 * v + c] += dx[c];
   }
 }

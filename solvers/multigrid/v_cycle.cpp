@@ -5,6 +5,7 @@
 #include <string>
 
 #include "linalg/parallel_loops.hpp"
+#include "linalg/vector_norms.hpp"
 
 namespace cholsim::solvers {
 
@@ -23,13 +24,6 @@ void residual_in_place(std::span<const double> b, std::span<double> y, int threa
   linalg::parallel_chunks(static_cast<Index>(y.size()), threads, [&](Index begin, Index end) {
     for (auto i = size_of(begin); i < size_of(end); ++i) y[i] = b[i] - y[i];
   });
-}
-
-// ‖v‖₂, serially (so it does not depend on the thread count).
-double norm(std::span<const double> v) {
-  double sum = 0.0;
-  for (const double value : v) sum += value * value;
-  return std::sqrt(sum);
 }
 
 // x ← x + correction.
@@ -205,11 +199,11 @@ double VCycle::estimate_largest_eigenvalue(int l) {
   for (std::size_t i = 0; i < v.size(); ++i) v[i] = 1.0 + 0.5 * std::sin(0.618034 * static_cast<double>(i) * static_cast<double>(i));
   double estimate = 0.0;
   for (int iteration = 0; iteration < 20; ++iteration) {
-    const double length = norm(v);
+    const double length = linalg::norm2(v);
     if (length == 0.0) break;
     level.apply(v, work.scratch);
     jacobi_from_zero(options_.smoother, level, 1.0, work.scratch, work.preconditioned, options_.threads);
-    estimate = norm(work.preconditioned) / length;
+    estimate = linalg::norm2(work.preconditioned) / length;
     for (std::size_t i = 0; i < v.size(); ++i) v[i] = work.preconditioned[i] / (estimate * length);
   }
   if (!(estimate > 0.0) || !std::isfinite(estimate)) {
