@@ -11,14 +11,14 @@
 namespace cholsim::linalg {
 namespace {
 
-constexpr int kLanes = static_cast<int>(kApdBatchLanes);
-
 /// Per-lane state of the Newton iteration beside the block's F and q.
+template <typename Real>
 struct LaneState {
-  alignas(64) double pivot_floor_sq[kLanes];  ///< (1e-12·‖F‖)²: the scalar routine's relative pivot floor, squared
-  alignas(64) double step_norm_sq[kLanes];    ///< ‖Δω‖² of the last step
-  alignas(64) double needs_scalar[kLanes];    ///< 1 once a lane met an indefinite H or a step > π
-  alignas(64) double warm_start[4][kLanes];   ///< q before the first step, for the scalar fallback
+  static constexpr int kLanes = ApdBlockOf<Real>::kLanes;
+  alignas(64) Real pivot_floor_sq[kLanes];  ///< (1e-12·‖F‖)²: the scalar routine's relative pivot floor, squared
+  alignas(64) Real step_norm_sq[kLanes];    ///< ‖Δω‖² of the last step
+  alignas(64) Real needs_scalar[kLanes];    ///< 1 once a lane met an indefinite H or a step > π
+  alignas(64) Real warm_start[4][kLanes];   ///< q before the first step, for the scalar fallback
 };
 
 // The step is compiled for AVX-512F and AVX2 besides the baseline and picked at load time
@@ -34,20 +34,23 @@ struct LaneState {
 
 /// Renormalizes the warm starts to first order and sets up the lane state. Square-root free
 /// (the pivot floor is kept squared) so that the loop vectorizes: a vector sqrt needs
-/// -fno-math-errno, which the build lacks.
-CHOLSIM_APD_CLONES void prepare_lanes(ApdBlock& __restrict b, LaneState& __restrict s) {
+/// -fno-math-errno, which the build lacks. Inlined into one clone set per precision below
+/// (target_clones does not apply to templates).
+template <typename Real>
+[[gnu::always_inline]] inline void prepare_lanes_of(ApdBlockOf<Real>& __restrict b, LaneState<Real>& __restrict s) {
+  constexpr int kLanes = ApdBlockOf<Real>::kLanes;
   for (int l = 0; l < kLanes; ++l) {
-    double norm_sq = 0.0;
+    Real norm_sq = 0;
     for (int k = 0; k < 9; ++k) norm_sq += b.f[k][l] * b.f[k][l];
-    s.pivot_floor_sq[l] = 1e-24 * norm_sq;
-    const double q_norm_sq = b.q[0][l] * b.q[0][l] + b.q[1][l] * b.q[1][l] + b.q[2][l] * b.q[2][l] + b.q[3][l] * b.q[3][l];
-    const double renormalize = 0.5 * (3.0 - q_norm_sq);  // 1/√(1 + ε) to O(ε²)
+    s.pivot_floor_sq[l] = Real(1e-24) * norm_sq;
+    const Real q_norm_sq = b.q[0][l] * b.q[0][l] + b.q[1][l] * b.q[1][l] + b.q[2][l] * b.q[2][l] + b.q[3][l] * b.q[3][l];
+    const Real renormalize = Real(0.5) * (Real(3) - q_norm_sq);  // 1/√(1 + ε) to O(ε²)
     for (int k = 0; k < 4; ++k) {
       b.q[k][l] *= renormalize;
       s.warm_start[k][l] = b.q[k][l];
     }
-    s.step_norm_sq[l] = std::numeric_limits<double>::infinity();  // no step taken yet
-    s.needs_scalar[l] = 0.0;
+    s.step_norm_sq[l] = std::numeric_limits<Real>::infinity();  // no step taken yet
+    s.needs_scalar[l] = 0;
   }
 }
 
@@ -57,67 +60,73 @@ CHOLSIM_APD_CLONES void prepare_lanes(ApdBlock& __restrict b, LaneState& __restr
 /// whose H is not positive definite or whose step leaves the chart takes no step and is
 /// flagged for the scalar routine.
 // __restrict: without it GCC 12 finds "control flow" and vectorizes nothing.
-CHOLSIM_APD_CLONES void newton_step(ApdBlock& __restrict b, LaneState& __restrict s) {
+template <typename Real>
+[[gnu::always_inline]] inline void newton_step_of(ApdBlockOf<Real>& __restrict b, LaneState<Real>& __restrict s) {
+  constexpr int kLanes = ApdBlockOf<Real>::kLanes;
   for (int l = 0; l < kLanes; ++l) {
-    const double w = b.q[0][l], x = b.q[1][l], y = b.q[2][l], z = b.q[3][l];
-    const double r00 = 1.0 - 2.0 * (y * y + z * z), r01 = 2.0 * (x * y - w * z), r02 = 2.0 * (x * z + w * y);
-    const double r10 = 2.0 * (x * y + w * z), r11 = 1.0 - 2.0 * (x * x + z * z), r12 = 2.0 * (y * z - w * x);
-    const double r20 = 2.0 * (x * z - w * y), r21 = 2.0 * (y * z + w * x), r22 = 1.0 - 2.0 * (x * x + y * y);
+    const Real w = b.q[0][l], x = b.q[1][l], y = b.q[2][l], z = b.q[3][l];
+    const Real r00 = Real(1) - Real(2) * (y * y + z * z), r01 = Real(2) * (x * y - w * z), r02 = Real(2) * (x * z + w * y);
+    const Real r10 = Real(2) * (x * y + w * z), r11 = Real(1) - Real(2) * (x * x + z * z), r12 = Real(2) * (y * z - w * x);
+    const Real r20 = Real(2) * (x * z - w * y), r21 = Real(2) * (y * z + w * x), r22 = Real(1) - Real(2) * (x * x + y * y);
     // B = Rᵀ·F: B(i, j) = Σ_k R(k, i)·F(k, j). Spelt out (no inner loop) so that every
     // target's vectorizer sees one straight-line body.
-    const double f00 = b.f[0][l], f01 = b.f[1][l], f02 = b.f[2][l];
-    const double f10 = b.f[3][l], f11 = b.f[4][l], f12 = b.f[5][l];
-    const double f20 = b.f[6][l], f21 = b.f[7][l], f22 = b.f[8][l];
-    const double bm[3][3] = {{r00 * f00 + r10 * f10 + r20 * f20, r00 * f01 + r10 * f11 + r20 * f21, r00 * f02 + r10 * f12 + r20 * f22},
+    const Real f00 = b.f[0][l], f01 = b.f[1][l], f02 = b.f[2][l];
+    const Real f10 = b.f[3][l], f11 = b.f[4][l], f12 = b.f[5][l];
+    const Real f20 = b.f[6][l], f21 = b.f[7][l], f22 = b.f[8][l];
+    const Real bm[3][3] = {{r00 * f00 + r10 * f10 + r20 * f20, r00 * f01 + r10 * f11 + r20 * f21, r00 * f02 + r10 * f12 + r20 * f22},
                              {r01 * f00 + r11 * f10 + r21 * f20, r01 * f01 + r11 * f11 + r21 * f21, r01 * f02 + r11 * f12 + r21 * f22},
                              {r02 * f00 + r12 * f10 + r22 * f20, r02 * f01 + r12 * f11 + r22 * f21, r02 * f02 + r12 * f12 + r22 * f22}};
-    const double trace_b = bm[0][0] + bm[1][1] + bm[2][2];
-    const double g0 = -(bm[2][1] - bm[1][2]);
-    const double g1 = -(bm[0][2] - bm[2][0]);
-    const double g2 = -(bm[1][0] - bm[0][1]);
-    const double h00 = trace_b - bm[0][0], h11 = trace_b - bm[1][1], h22 = trace_b - bm[2][2];
-    const double h10 = -0.5 * (bm[1][0] + bm[0][1]);
-    const double h20 = -0.5 * (bm[2][0] + bm[0][2]);
-    const double h21 = -0.5 * (bm[2][1] + bm[1][2]);
+    const Real trace_b = bm[0][0] + bm[1][1] + bm[2][2];
+    const Real g0 = -(bm[2][1] - bm[1][2]);
+    const Real g1 = -(bm[0][2] - bm[2][0]);
+    const Real g2 = -(bm[1][0] - bm[0][1]);
+    const Real h00 = trace_b - bm[0][0], h11 = trace_b - bm[1][1], h22 = trace_b - bm[2][2];
+    const Real h10 = Real(-0.5) * (bm[1][0] + bm[0][1]);
+    const Real h20 = Real(-0.5) * (bm[2][0] + bm[0][2]);
+    const Real h21 = Real(-0.5) * (bm[2][1] + bm[1][2]);
     // Δω = −H⁻¹·g by the adjugate: one division where L·D·Lᵀ has three in a row, which
     // shortens the dependency chain the step's latency is made of. The pivots of L·D·Lᵀ are the
     // ratios of the leading minors, d0 = m1, d1 = m2/m1, d2 = det/m2, so "every pivot above the
     // scalar routine's floor 1e-12·‖F‖" (H positive definite, not nearly singular) reads, with
     // squares instead of a square root, m1 > 0, m1² > f², m2 > 0, m2² > f²·m1², det > 0,
     // det² > f²·m2² (f² = floor²).
-    const double floor_sq = s.pivot_floor_sq[l];
-    const double c00 = h11 * h22 - h21 * h21, c01 = h20 * h21 - h10 * h22, c02 = h10 * h21 - h11 * h20;
-    const double c11 = h00 * h22 - h20 * h20, c12 = h10 * h20 - h00 * h21, c22 = h00 * h11 - h10 * h10;
-    const double det = h00 * c00 + h10 * c01 + h20 * c02;
-    const auto above_floor = [floor_sq](double minor, double previous_minor) {
-      return static_cast<double>(minor > 0.0) *
-             static_cast<double>(minor * minor > floor_sq * previous_minor * previous_minor);
+    const Real floor_sq = s.pivot_floor_sq[l];
+    const Real c00 = h11 * h22 - h21 * h21, c01 = h20 * h21 - h10 * h22, c02 = h10 * h21 - h11 * h20;
+    const Real c11 = h00 * h22 - h20 * h20, c12 = h10 * h20 - h00 * h21, c22 = h00 * h11 - h10 * h10;
+    const Real det = h00 * c00 + h10 * c01 + h20 * c02;
+    const auto above_floor = [floor_sq](Real minor, Real previous_minor) {
+      return static_cast<Real>(minor > 0) * static_cast<Real>(minor * minor > floor_sq * previous_minor * previous_minor);
     };
     // Masks as 0/1 doubles and blends as arithmetic: if-conversion for targets without mask
     // registers (AVX2, SSE2) then needs nothing from the compiler.
-    const double definite = above_floor(h00, 1.0) * above_floor(c22, h00) * above_floor(det, c22);
-    const double inverse_det = 1.0 / (definite * det + (1.0 - definite));
-    const double s0 = -(c00 * g0 + c01 * g1 + c02 * g2) * inverse_det;
-    const double s1 = -(c01 * g0 + c11 * g1 + c12 * g2) * inverse_det;
-    const double s2 = -(c02 * g0 + c12 * g1 + c22 * g2) * inverse_det;
+    const Real definite = above_floor(h00, Real(1)) * above_floor(c22, h00) * above_floor(det, c22);
+    const Real inverse_det = Real(1) / (definite * det + (Real(1) - definite));
+    const Real s0 = -(c00 * g0 + c01 * g1 + c02 * g2) * inverse_det;
+    const Real s1 = -(c01 * g0 + c11 * g1 + c12 * g2) * inverse_det;
+    const Real s2 = -(c02 * g0 + c12 * g1 + c22 * g2) * inverse_det;
     // A step longer than π would leave the chart of eq. 20: the lane is far from its answer,
     // which is the scalar routine's business (it clamps and backtracks). Comparing squares
     // keeps sqrt — and its errno path, which blocks vectorization — out of the loop.
-    const double length_sq = s0 * s0 + s1 * s1 + s2 * s2;
-    const double usable = definite * static_cast<double>(length_sq <= std::numbers::pi * std::numbers::pi);
-    const double scale = 0.25 * usable;  // ¼: the Cayley quarter-step
-    const double a0 = scale * s0, a1 = scale * s1, a2 = scale * s2;
-    const double quarter_sq = a0 * a0 + a1 * a1 + a2 * a2;
-    const double inv = 1.0 / (1.0 + quarter_sq);
-    const double cw = (1.0 - quarter_sq) * inv, cx = 2.0 * inv * a0, cy = 2.0 * inv * a1, cz = 2.0 * inv * a2;
+    const Real length_sq = s0 * s0 + s1 * s1 + s2 * s2;
+    const Real usable = definite * static_cast<Real>(length_sq <= std::numbers::pi_v<Real> * std::numbers::pi_v<Real>);
+    const Real scale = Real(0.25) * usable;  // ¼: the Cayley quarter-step
+    const Real a0 = scale * s0, a1 = scale * s1, a2 = scale * s2;
+    const Real quarter_sq = a0 * a0 + a1 * a1 + a2 * a2;
+    const Real inv = Real(1) / (Real(1) + quarter_sq);
+    const Real cw = (Real(1) - quarter_sq) * inv, cx = Real(2) * inv * a0, cy = Real(2) * inv * a1, cz = Real(2) * inv * a2;
     b.q[0][l] = w * cw - x * cx - y * cy - z * cz;
     b.q[1][l] = w * cx + x * cw + y * cz - z * cy;
     b.q[2][l] = w * cy - x * cz + y * cw + z * cx;
     b.q[3][l] = w * cz + x * cy - y * cx + z * cw;
     s.step_norm_sq[l] = usable * length_sq;
-    s.needs_scalar[l] = std::max(s.needs_scalar[l], 1.0 - usable);
+    s.needs_scalar[l] = std::max(s.needs_scalar[l], Real(1) - usable);
   }
 }
+
+CHOLSIM_APD_CLONES void prepare_lanes(ApdBlockOf<double>& __restrict b, LaneState<double>& __restrict s) { prepare_lanes_of(b, s); }
+CHOLSIM_APD_CLONES void prepare_lanes(ApdBlockOf<float>& __restrict b, LaneState<float>& __restrict s) { prepare_lanes_of(b, s); }
+CHOLSIM_APD_CLONES void newton_step(ApdBlockOf<double>& __restrict b, LaneState<double>& __restrict s) { newton_step_of(b, s); }
+CHOLSIM_APD_CLONES void newton_step(ApdBlockOf<float>& __restrict b, LaneState<float>& __restrict s) { newton_step_of(b, s); }
 
 void check_sizes(const Mat3Arrays& gradients, const QuaternionArrays& rotations, Index begin, Index end) {
   const Index n = gradients.size();
@@ -157,8 +166,11 @@ ApdBatchStats analytic_polar_decomposition_batch(const Mat3Arrays& gradients, co
   return analytic_polar_decomposition_batch(gradients, rotations, 0, gradients.size(), options);
 }
 
-ApdBatchStats analytic_polar_decomposition_blocks(std::span<ApdBlock> blocks, std::span<const int> lanes,
-                                                  const ApdOptions& options) {
+namespace {
+
+template <typename Real>
+ApdBatchStats iterate_blocks(std::span<ApdBlockOf<Real>> blocks, std::span<const int> lanes, const ApdOptions& options) {
+  constexpr int kLanes = ApdBlockOf<Real>::kLanes;
   if (blocks.size() != lanes.size() || static_cast<Index>(blocks.size()) > kApdInterleavedBlocks) {
     throw std::invalid_argument("analytic_polar_decomposition_blocks: " + std::to_string(blocks.size()) +
                                 " blocks with " + std::to_string(lanes.size()) + " lane counts (at most " +
@@ -170,17 +182,27 @@ ApdBatchStats analytic_polar_decomposition_blocks(std::span<ApdBlock> blocks, st
                                   " lanes outside 0.." + std::to_string(kLanes));
     }
   }
-  std::array<LaneState, kApdInterleavedBlocks> states;
+  std::array<LaneState<Real>, kApdInterleavedBlocks> states;
   std::array<bool, kApdInterleavedBlocks> converged{};
   for (std::size_t b = 0; b < blocks.size(); ++b) {
     for (int l = lanes[b]; l < kLanes; ++l) {  // padding: F = I from the identity, converged at once
-      for (int k = 0; k < 9; ++k) blocks[b].f[k][l] = k % 4 == 0 ? 1.0 : 0.0;
-      for (int k = 0; k < 4; ++k) blocks[b].q[k][l] = k == 0 ? 1.0 : 0.0;
+      for (int k = 0; k < 9; ++k) blocks[b].f[k][l] = k % 4 == 0 ? Real(1) : Real(0);
+      for (int k = 0; k < 4; ++k) blocks[b].q[k][l] = k == 0 ? Real(1) : Real(0);
     }
     prepare_lanes(blocks[b], states[b]);
   }
   const double tolerance_sq = options.tolerance * options.tolerance;
-  const auto lane_converged = [&](double step_sq) { return step_sq < tolerance_sq; };
+  // Lanes [0, count) whose last step was not below the tolerance (NaN included), and of those the
+  // ones still on the vector path. Counted without branches: the outcome varies from lane to
+  // lane, and mispredicted per-lane tests cost more than the counting.
+  const auto unconverged_lanes = [&](const LaneState<Real>& state, int count, bool vector_lanes_only) {
+    int unconverged = 0;
+    for (int l = 0; l < count; ++l) {
+      const bool still_moving = !(static_cast<double>(state.step_norm_sq[l]) < tolerance_sq);
+      unconverged += static_cast<int>(still_moving && !(vector_lanes_only && state.needs_scalar[l] != 0));
+    }
+    return unconverged;
+  };
   ApdBatchStats stats;
   for (int iteration = 0; iteration < options.max_iterations; ++iteration) {
     bool all_converged = true;
@@ -192,35 +214,47 @@ ApdBatchStats analytic_polar_decomposition_blocks(std::span<ApdBlock> blocks, st
       ++stats.vector_iterations;
     }
     for (std::size_t b = 0; b < blocks.size(); ++b) {
-      const double* steps = states[b].step_norm_sq;
-      converged[b] = converged[b] || std::all_of(steps, steps + kLanes, lane_converged);
+      converged[b] = converged[b] || unconverged_lanes(states[b], kLanes, false) == 0;
       all_converged = all_converged && converged[b];
     }
     if (all_converged) break;
   }
   for (std::size_t b = 0; b < blocks.size(); ++b) {
-    const LaneState& state = states[b];
+    const LaneState<Real>& state = states[b];
+    // A lane stopped by max_iterations keeps its iterate, as the scalar routine would.
+    stats.unconverged += unconverged_lanes(state, lanes[b], true);
+    Real needs_scalar = 0;
+    for (int l = 0; l < lanes[b]; ++l) needs_scalar += state.needs_scalar[l];
+    if (needs_scalar == 0) continue;
     for (int l = 0; l < lanes[b]; ++l) {
-      if (state.needs_scalar[l] == 0.0) {
-        // A lane stopped by max_iterations keeps its iterate, as the scalar routine would.
-        if (!lane_converged(state.step_norm_sq[l])) ++stats.unconverged;
-        continue;
-      }
+      if (state.needs_scalar[l] == 0) continue;
       Mat3 f;
       for (int k = 0; k < 9; ++k) f.entries[static_cast<std::size_t>(k)] = blocks[b].f[k][l];
       const Quaternion warm_start{state.warm_start[0][l], state.warm_start[1][l], state.warm_start[2][l],
                                   state.warm_start[3][l]};
       ApdStats scalar;
       const Quaternion q = analytic_polar_decomposition(f, warm_start, options, &scalar);
-      blocks[b].q[0][l] = q.w;
-      blocks[b].q[1][l] = q.x;
-      blocks[b].q[2][l] = q.y;
-      blocks[b].q[3][l] = q.z;
+      blocks[b].q[0][l] = static_cast<Real>(q.w);
+      blocks[b].q[1][l] = static_cast<Real>(q.x);
+      blocks[b].q[2][l] = static_cast<Real>(q.y);
+      blocks[b].q[3][l] = static_cast<Real>(q.z);
       ++stats.scalar_fallbacks;
       if (!scalar.converged) ++stats.unconverged;
     }
   }
   return stats;
+}
+
+}  // namespace
+
+ApdBatchStats analytic_polar_decomposition_blocks(std::span<ApdBlockOf<double>> blocks, std::span<const int> lanes,
+                                                  const ApdOptions& options) {
+  return iterate_blocks(blocks, lanes, options);
+}
+
+ApdBatchStats analytic_polar_decomposition_blocks(std::span<ApdBlockOf<float>> blocks, std::span<const int> lanes,
+                                                  const ApdOptions& options) {
+  return iterate_blocks(blocks, lanes, options);
 }
 
 ApdBatchStats analytic_polar_decomposition_batch(const Mat3Arrays& gradients, const QuaternionArrays& rotations,

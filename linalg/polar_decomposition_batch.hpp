@@ -28,13 +28,18 @@ inline constexpr Index kApdBatchLanes = 8;
 /// lets the core overlap them.
 inline constexpr Index kApdInterleavedBlocks = 2;
 
-/// One block of kApdBatchLanes lanes in the layout of the vector path, for callers that
-/// build F and use R in the same pass over their elements (fem/opsplit_element_pass) rather
-/// than through arrays.
-struct ApdBlock {
-  alignas(64) double f[9][kApdBatchLanes];  ///< f[k][l]: entry k (row-major) of lane l's F
-  alignas(64) double q[4][kApdBatchLanes];  ///< (w, x, y, z) of lane l: warm start in, rotation out
+/// One block of lanes in the layout of the vector path, for callers that build F and use R in
+/// the same pass over their elements (fem/opsplit_element_pass) rather than through arrays.
+/// A block is one 64-byte vector per entry: 8 lanes of double, 16 of float (the single-precision
+/// pass of seed 003's own code, which iterates in float on AVX vectors).
+template <typename Real>
+struct ApdBlockOf {
+  static constexpr int kLanes = static_cast<int>(64 / sizeof(Real));
+  alignas(64) Real f[9][kLanes];  ///< f[k][l]: entry k (row-major) of lane l's F
+  alignas(64) Real q[4][kLanes];  ///< (w, x, y, z) of lane l: warm start in, rotation out
 };
+using ApdBlock = ApdBlockOf<double>;
+static_assert(ApdBlock::kLanes == kApdBatchLanes);
 
 /// Deformation gradients as nine arrays: entries[3·i + j][e] = F_e(i, j) (row-major entry
 /// order, as Mat3::entries). All nine spans have the same length, the element count.
@@ -75,8 +80,12 @@ ApdBatchStats analytic_polar_decomposition_batch(const Mat3Arrays& gradients, co
 /// renormalized to first order, (3 − ‖q‖²)/2·q, which keeps repeated use from drifting
 /// without a square root. Same stopping rule, statistics and scalar fallback as
 /// analytic_polar_decomposition_batch. Throws std::invalid_argument when the spans' sizes
-/// differ, exceed kApdInterleavedBlocks, or a lane count lies outside [0, kApdBatchLanes].
-ApdBatchStats analytic_polar_decomposition_blocks(std::span<ApdBlock> blocks, std::span<const int> lanes,
+/// differ, exceed kApdInterleavedBlocks, or a lane count lies outside [0, ApdBlockOf::kLanes].
+/// The float overload iterates in single precision (16 lanes a block); lanes that need the
+/// scalar routine are recomputed in double and rounded back.
+ApdBatchStats analytic_polar_decomposition_blocks(std::span<ApdBlockOf<double>> blocks, std::span<const int> lanes,
+                                                  const ApdOptions& options = {});
+ApdBatchStats analytic_polar_decomposition_blocks(std::span<ApdBlockOf<float>> blocks, std::span<const int> lanes,
                                                   const ApdOptions& options = {});
 
 }  // namespace cholsim::linalg

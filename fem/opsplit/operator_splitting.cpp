@@ -7,6 +7,7 @@
 #include <stdexcept>
 #include <string>
 #include <utility>
+#include <variant>
 
 #include "factor/gpu/gpu_solve.hpp"
 #include "factor/numeric/cholesky_factor.hpp"
@@ -80,12 +81,13 @@ struct OperatorSplittingSimulation::State {
   /// The same on the GPU (OperatorSplittingOptions::solve_device), instead of `solver`.
   std::shared_ptr<factor::GpuSolveFactor> gpu_solver;
 
-  OpsplitElementPass element_pass;     ///< F(x̃), APD and DᵀK(r − Dx̃) in one pass (lines 4–8)
+  /// F(x̃), APD and DᵀK(r − Dx̃) in one pass (lines 4–8), in the options' element precision.
+  std::variant<OpsplitElementPassOf<double>, OpsplitElementPassOf<float>> element_pass;
   /// The right-hand side and then Δx, in solve_row order, four values a row (x, y, z, 0) and
   /// one work row: what TiledSolveFactor::solve_lanes solves in place, written so by the element
   /// pass, so the step permutes and copies nothing on the way in or out of the solve.
   linalg::CacheAlignedVector<double> lanes;
-  VolumeConstraints volume;
+  std::variant<VolumeConstraintsOf<double>, VolumeConstraintsOf<float>> volume;
   OperatorSplittingSetup setup;
 
   void assemble_and_factor();
@@ -173,23 +175,26 @@ void OperatorSplittingSimulation::State::predict() {
   const double dt = options.time_step;
   const std::array<double, 3> g = {options.gravity.x, options.gravity.y, options.gravity.z};
   const auto& movable = numbering->movable;
-  previous = positions;
+  // x(t) moves to `previous` without a copy: apply_solution rewrites every position.
+  std::swap(previous, positions);
   for (std::size_t v = 0; v < movable.size(); ++v) {
     for (std::size_t c = 0; c < 3; ++c) {
       const std::size_t i = 3 * v + c;
-      predicted[i] = movable[v] != 0 ? positions[i] + dt * velocities[i] + dt * dt * g[c] : positions[i];
+      predicted[i] = movable[v] != 0 ? previous[i] + dt * velocities[i] + dt * dt * g[c] : previous[i];
     }
   }
 }
 
 void OperatorSplittingSimulation::State::apply_solution() {
-  positions = predicted;  // fixed nodes: x̃ = x, Δx = 0 (eq. 12 remark)
   const auto& solve_row = numbering->solve_row;
   const double* solution = lane_buffer().data();
   for (std::size_t v = 0; v < solve_row.size(); ++v) {
-    if (solve_row[v] < 0) continue;
+    if (solve_row[v] < 0) {  // fixed: x̃ = x, Δx = 0 (eq. 12 remark)
+      for (std::size_t c = 0; c < 3; ++c) positions[3 * v + c] = predicted[3 * v + c];
+      continue;
+    }
     const double* dx = solution + kRightHandSideStride * at(solve_row[v]);
-    for (std::size_t c = 0; c < 3; ++c) positions[3 * v + c] += dx[c];
+    for (std::size_t c = 0; c < 3; ++c) positions[3 * v + c] = predicted[3 * v + c] + dx[c];
   }
 }
 
@@ -233,9 +238,14 @@ OperatorSplittingSimulation::OperatorSplittingSimulation(ElasticBody body, Opera
       n.solve_row[at(n.system_nodes[at(permutation[k])])] = static_cast<Index>(k);
     }
   }
-  s.element_pass = OpsplitElementPass(*s.body, n.solve_row, free, dt);
+  if (s.options.element_precision == ElementPrecision::single_values) {
+    s.element_pass = OpsplitElementPassOf<float>(*s.body, n.solve_row, free, dt);
+    s.volume = VolumeConstraintsOf<float>(*s.body, dt, n.inverse_masses);
+  } else {
+    s.element_pass = OpsplitElementPassOf<double>(*s.body, n.solve_row, free, dt);
+    s.volume = VolumeConstraintsOf<double>(*s.body, dt, n.inverse_masses);
+  }
   s.lanes.assign(kRightHandSideStride * (at(free) + 1), 0.0);
-  s.volume = VolumeConstraints(*s.body, dt, n.inverse_masses);
 }
 
 OperatorSplittingSimulation::OperatorSplittingSimulation(const OperatorSplittingSimulation& other)
@@ -259,7 +269,9 @@ OperatorSplittingStepStatistics OperatorSplittingSimulation::step() {
   pass.apd.max_iterations = s.options.rotation_max_iterations;
   pass.threads = s.options.threads;
   const auto free_rows = kRightHandSideStride * s.numbering->system_nodes.size();
-  const linalg::ApdBatchStats apd = s.element_pass.run(s.predicted, s.lane_buffer().first(free_rows), pass);
+  const std::span<double> right_hand_side = s.lane_buffer().first(free_rows);
+  const linalg::ApdBatchStats apd =
+      std::visit([&](auto& element_pass) { return element_pass.run(s.predicted, right_hand_side, pass); }, s.element_pass);
   stats.rotation_iterations = apd.vector_iterations;
   stats.rotation_fallbacks = apd.scalar_fallbacks;
   stats.timings.rotations = seconds_since(phase);
@@ -275,7 +287,8 @@ OperatorSplittingStepStatistics OperatorSplittingSimulation::step() {
 
   phase = Clock::now();
   if (s.options.volume_iterations > 0) {
-    s.volume.project(s.positions, s.options.volume_iterations, s.options.threads);
+    std::visit([&](auto& volume) { volume.project(s.positions, s.options.volume_iterations, s.options.threads); },
+               s.volume);
   }
   stats.timings.volume_constraints = seconds_since(phase);
 
@@ -325,7 +338,9 @@ std::vector<double> OperatorSplittingSimulation::volume_ratios() const {
 std::vector<Quaternion> OperatorSplittingSimulation::element_rotations() const {
   const State& s = *state_;
   std::vector<Quaternion> result(at(s.body->element_count()));
-  for (std::size_t t = 0; t < result.size(); ++t) result[t] = s.element_pass.rotation(static_cast<Index>(t));
+  std::visit([&](const auto& element_pass) {
+    for (std::size_t t = 0; t < result.size(); ++t) result[t] = element_pass.rotation(static_cast<Index>(t));
+  }, s.element_pass);
   return result;
 }
 

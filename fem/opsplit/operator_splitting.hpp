@@ -33,6 +33,17 @@
 
 namespace cholsim::fem {
 
+/// The arithmetic of the passes over the elements: F, the APD and the right-hand side (lines
+/// 4–8), and the volume constraints (lines 10–14). Positions, velocities, the right-hand side's
+/// sums and the solve stay in double either way.
+enum class ElementPrecision {
+  double_values,  ///< 8 elements per 64-byte vector
+  /// 16 elements per vector, as seed 003's own code computes (float AVX). Edges x_k − x₀ are
+  /// formed in double and rounded, and nodes move by float displacements added to double
+  /// positions, so rounding perturbs each step's motion by ~10⁻⁷ of itself, not the positions.
+  single_values,
+};
+
 struct OperatorSplittingOptions {
   double time_step = 0.01;             ///< Δt, s (seed 003 Table 1: 10 ms)
   Vec3 gravity{0.0, -9.81, 0.0};       ///< m/s²
@@ -61,6 +72,9 @@ struct OperatorSplittingOptions {
   /// L copied to the GPU once, in double precision; the constructor throws std::runtime_error
   /// with the reason when no GPU is usable), or `automatic` (the GPU when one is usable).
   factor::FactorDevice solve_device = factor::FactorDevice::cpu;
+  /// The element passes' arithmetic (see ElementPrecision). Double keeps results independent
+  /// of vector width; single takes half the instructions per element.
+  ElementPrecision element_precision = ElementPrecision::double_values;
 };
 
 /// Seconds spent in one step, by phase of Algorithm 2.

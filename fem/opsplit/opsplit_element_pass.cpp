@@ -13,61 +13,89 @@ namespace cholsim::fem {
 namespace {
 
 using linalg::ApdBatchStats;
-using linalg::ApdBlock;
-using linalg::kApdBatchLanes;
+using linalg::ApdBlockOf;
 using linalg::Quaternion;
-
-constexpr int kLanes = static_cast<int>(kApdBatchLanes);
 
 std::size_t at(Index i) { return static_cast<std::size_t>(i); }
 
 // As in linalg/polar_decomposition_batch.cpp: AVX-512 and AVX2 clones picked at load time,
-// since the library is built without -march=native.
+// since the library is built without -march=native. The kernels are templates on the
+// arithmetic, inlined into one clone set per precision (target_clones does not apply to
+// templates).
 #if defined(__GNUC__) && defined(__x86_64__) && !defined(__clang__)
 #define CHOLSIM_OPSPLIT_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
 #else
 #define CHOLSIM_OPSPLIT_CLONES
 #endif
 
+/// One row of the right-hand side (kRightHandSideStride doubles) as a GCC vector, which may
+/// alias the doubles it is read from and need not be aligned.
+using RightHandSideRow = double __attribute__((vector_size(4 * sizeof(double)), aligned(sizeof(double)), may_alias));
+static_assert(kRightHandSideStride == 4);
+
 /// Read-only per-slot arrays, as raw pointers so the kernels below see plain loads.
+template <typename Real>
 struct SlotData {
   std::array<const Index*, 4> nodes;
-  std::array<const double*, 9> rest_inverse;
-  const double* stretch_weight;
-  std::array<const double*, 4> rotation;
+  std::array<const Real*, 9> rest_inverse;
+  const Real* stretch_weight;
+  std::array<const Real*, 4> rotation;
 };
 
 /// DₜᵀKₜ·(vec R − vec F) of a block at local node k, coordinate c, lane l.
+template <typename Real>
 struct BlockForces {
-  alignas(64) double node[4][3][kLanes];
+  alignas(64) Real node[4][3][ApdBlockOf<Real>::kLanes];
 };
 
-/// The predicted positions of a block's nodes, x[k][r][l]: node k, coordinate r, lane l.
-struct BlockPositions {
-  alignas(64) double x[4][3][kLanes];
+/// The edges of a block's elements at the predicted positions, e[k][r][l] = x_{k+1} − x₀ of
+/// lane l, coordinate r (the columns of Dₛ, eq. 4).
+template <typename Real>
+struct BlockEdges {
+  alignas(64) Real e[3][3][ApdBlockOf<Real>::kLanes];
 };
 
-/// Copies the block's node positions into lanes with plain loads: GCC makes a slow mix of
-/// partial vector loads and lane extracts of the indexed loads when it meets them inside the
-/// vectorized loop of load_block.
-void gather_positions(const SlotData& d, std::size_t first, const double* predicted, BlockPositions& out) {
-  for (int l = 0; l < kLanes; ++l) {
+/// Forms the block's edges with plain loads, in double (rounded to Real after the
+/// subtraction): GCC makes a slow mix of partial vector loads and lane extracts of the indexed
+/// loads when it meets them inside the vectorized loop of load_block.
+template <typename Real>
+[[gnu::always_inline]] inline void gather_edges_of(const SlotData<Real>& d, std::size_t first, const double* predicted,
+                                                   BlockEdges<Real>& out) {
+  for (int l = 0; l < ApdBlockOf<Real>::kLanes; ++l) {
     const std::size_t s = first + static_cast<std::size_t>(l);
-    for (std::size_t k = 0; k < 4; ++k) {
-      const double* x = predicted + 3 * at(d.nodes[k][s]);
-      for (int r = 0; r < 3; ++r) out.x[k][r][l] = x[r];
+    const double* x0 = predicted + 3 * at(d.nodes[0][s]);
+    for (std::size_t k = 0; k < 3; ++k) {
+      const double* x = predicted + 3 * at(d.nodes[k + 1][s]);
+      for (int r = 0; r < 3; ++r) out.e[k][r][l] = static_cast<Real>(x[r] - x0[r]);
     }
   }
 }
 
-/// F(x̃) = Dₛ·Dₘ⁻¹ (eq. 4–5) and the current rotations of slots [first, first + kLanes).
-CHOLSIM_OPSPLIT_CLONES void load_block(const SlotData& d, std::size_t first, const BlockPositions& __restrict p,
-                                       ApdBlock& __restrict block) {
-  for (int l = 0; l < kLanes; ++l) {
+/// Adds lanes [0, lanes) of a block's forces to the right-hand-side rows of their nodes, in
+/// lane order (the lanes of a block may share nodes). Fixed nodes (row −1) are skipped: Δx = 0
+/// (eq. 12).
+template <typename Real>
+[[gnu::always_inline]] inline void scatter_forces_of(const std::array<const Index*, 4>& rows_of_nodes, std::size_t first,
+                                                     int lanes, const BlockForces<Real>& forces, double* right_hand_side) {
+  for (int l = 0; l < lanes; ++l) {
+    for (std::size_t k = 0; k < 4; ++k) {
+      const Index row = rows_of_nodes[k][first + static_cast<std::size_t>(l)];
+      if (row < 0) continue;
+      // A row is (x, y, z, 0): one four-wide add instead of three scalar read-modify-writes.
+      auto* target = reinterpret_cast<RightHandSideRow*>(right_hand_side + kRightHandSideStride * at(row));
+      *target += RightHandSideRow{forces.node[k][0][l], forces.node[k][1][l], forces.node[k][2][l], 0.0};
+    }
+  }
+}
+
+/// F(x̃) = Dₛ·Dₘ⁻¹ (eq. 4–5) and the current rotations of slots [first, first + lanes).
+template <typename Real>
+[[gnu::always_inline]] inline void load_block_of(const SlotData<Real>& d, std::size_t first,
+                                                 const BlockEdges<Real>& __restrict p, ApdBlockOf<Real>& __restrict block) {
+  for (int l = 0; l < ApdBlockOf<Real>::kLanes; ++l) {
     const std::size_t s = first + static_cast<std::size_t>(l);
     for (int r = 0; r < 3; ++r) {
-      const double x0 = p.x[0][r][l];  // row r of Dₛ: the edges from node 0
-      const double e1 = p.x[1][r][l] - x0, e2 = p.x[2][r][l] - x0, e3 = p.x[3][r][l] - x0;
+      const Real e1 = p.e[0][r][l], e2 = p.e[1][r][l], e3 = p.e[2][r][l];  // row r of Dₛ
       for (int c = 0; c < 3; ++c) {
         block.f[3 * r + c][l] = e1 * d.rest_inverse[at(c)][s] + e2 * d.rest_inverse[at(3 + c)][s] +
                                 e3 * d.rest_inverse[at(6 + c)][s];
@@ -79,25 +107,28 @@ CHOLSIM_OPSPLIT_CLONES void load_block(const SlotData& d, std::size_t first, con
 
 /// Algorithm 2 lines 7–8 for a block: P = 2μVΔt²·(R − F), then P·gₖ at local nodes 1..3
 /// (gₖ = row k−1 of Dₘ⁻¹) and minus their sum at node 0.
-CHOLSIM_OPSPLIT_CLONES void block_forces(const SlotData& d, std::size_t first, const ApdBlock& __restrict block,
-                                         BlockForces& __restrict out) {
-  for (int l = 0; l < kLanes; ++l) {
+template <typename Real>
+[[gnu::always_inline]] inline void block_forces_of(const SlotData<Real>& d, std::size_t first,
+                                                   const ApdBlockOf<Real>& __restrict block,
+                                                   BlockForces<Real>& __restrict out) {
+  for (int l = 0; l < ApdBlockOf<Real>::kLanes; ++l) {
     const std::size_t s = first + static_cast<std::size_t>(l);
-    const double w = block.q[0][l], x = block.q[1][l], y = block.q[2][l], z = block.q[3][l];
+    const Real w = block.q[0][l], x = block.q[1][l], y = block.q[2][l], z = block.q[3][l];
     // linalg::to_rotation_matrix, spelt out for the vectorizer.
-    const double xx = x * x, yy = y * y, zz = z * z, xy = x * y, xz = x * z, yz = y * z;
-    const double wx = w * x, wy = w * y, wz = w * z;
-    const double r[9] = {1.0 - 2.0 * (yy + zz), 2.0 * (xy - wz),       2.0 * (xz + wy),
-                         2.0 * (xy + wz),       1.0 - 2.0 * (xx + zz), 2.0 * (yz - wx),
-                         2.0 * (xz - wy),       2.0 * (yz + wx),       1.0 - 2.0 * (xx + yy)};
-    const double weight = d.stretch_weight[s];
+    const Real xx = x * x, yy = y * y, zz = z * z, xy = x * y, xz = x * z, yz = y * z;
+    const Real wx = w * x, wy = w * y, wz = w * z;
+    constexpr Real one = 1, two = 2;
+    const Real r[9] = {one - two * (yy + zz), two * (xy - wz),       two * (xz + wy),
+                       two * (xy + wz),       one - two * (xx + zz), two * (yz - wx),
+                       two * (xz - wy),       two * (yz + wx),       one - two * (xx + yy)};
+    const Real weight = d.stretch_weight[s];
     for (int row = 0; row < 3; ++row) {
-      double p[3];
+      Real p[3];
       for (int c = 0; c < 3; ++c) p[c] = weight * (r[3 * row + c] - block.f[3 * row + c][l]);
-      double sum = 0.0;
+      Real sum = 0;
       for (int k = 0; k < 3; ++k) {
-        const double force = p[0] * d.rest_inverse[at(3 * k)][s] + p[1] * d.rest_inverse[at(3 * k + 1)][s] +
-                             p[2] * d.rest_inverse[at(3 * k + 2)][s];
+        const Real force = p[0] * d.rest_inverse[at(3 * k)][s] + p[1] * d.rest_inverse[at(3 * k + 1)][s] +
+                           p[2] * d.rest_inverse[at(3 * k + 2)][s];
         out.node[k + 1][row][l] = force;
         sum += force;
       }
@@ -106,10 +137,46 @@ CHOLSIM_OPSPLIT_CLONES void block_forces(const SlotData& d, std::size_t first, c
   }
 }
 
+// The gathers and scatters are scalar loads and stores, but their subtractions, conversions and
+// four-wide row additions are shorter in AVX.
+CHOLSIM_OPSPLIT_CLONES void gather_edges(const SlotData<double>& d, std::size_t first, const double* predicted,
+                                         BlockEdges<double>& out) {
+  gather_edges_of(d, first, predicted, out);
+}
+CHOLSIM_OPSPLIT_CLONES void gather_edges(const SlotData<float>& d, std::size_t first, const double* predicted,
+                                         BlockEdges<float>& out) {
+  gather_edges_of(d, first, predicted, out);
+}
+CHOLSIM_OPSPLIT_CLONES void scatter_forces(const std::array<const Index*, 4>& rows_of_nodes, std::size_t first, int lanes,
+                                           const BlockForces<double>& forces, double* right_hand_side) {
+  scatter_forces_of(rows_of_nodes, first, lanes, forces, right_hand_side);
+}
+CHOLSIM_OPSPLIT_CLONES void scatter_forces(const std::array<const Index*, 4>& rows_of_nodes, std::size_t first, int lanes,
+                                           const BlockForces<float>& forces, double* right_hand_side) {
+  scatter_forces_of(rows_of_nodes, first, lanes, forces, right_hand_side);
+}
+CHOLSIM_OPSPLIT_CLONES void load_block(const SlotData<double>& d, std::size_t first, const BlockEdges<double>& __restrict p,
+                                       ApdBlockOf<double>& __restrict block) {
+  load_block_of(d, first, p, block);
+}
+CHOLSIM_OPSPLIT_CLONES void load_block(const SlotData<float>& d, std::size_t first, const BlockEdges<float>& __restrict p,
+                                       ApdBlockOf<float>& __restrict block) {
+  load_block_of(d, first, p, block);
+}
+CHOLSIM_OPSPLIT_CLONES void block_forces(const SlotData<double>& d, std::size_t first,
+                                         const ApdBlockOf<double>& __restrict block, BlockForces<double>& __restrict out) {
+  block_forces_of(d, first, block, out);
+}
+CHOLSIM_OPSPLIT_CLONES void block_forces(const SlotData<float>& d, std::size_t first,
+                                         const ApdBlockOf<float>& __restrict block, BlockForces<float>& __restrict out) {
+  block_forces_of(d, first, block, out);
+}
+
 }  // namespace
 
-OpsplitElementPass::OpsplitElementPass(const ElasticBody& body, std::span<const Index> system_row, Index rows,
-                                       double time_step) {
+template <typename Real>
+OpsplitElementPassOf<Real>::OpsplitElementPassOf(const ElasticBody& body, std::span<const Index> system_row, Index rows,
+                                                 double time_step) {
   const Index node_count = body.node_count();
   if (!(time_step > 0.0) || !std::isfinite(time_step)) {
     throw std::invalid_argument("OpsplitElementPass: time step must be positive and finite, got " +
@@ -132,21 +199,21 @@ OpsplitElementPass::OpsplitElementPass(const ElasticBody& body, std::span<const 
   const Index element_count = c->element_count;
   // Padded to whole blocks; padding slots hold node 0 (row −1), zero Dₘ⁻¹ and weight, and the
   // identity, and are never scattered.
-  const std::size_t slots = at((element_count + kApdBatchLanes - 1) / kApdBatchLanes * kApdBatchLanes);
+  const std::size_t slots = at((element_count + kLanes - 1) / kLanes * kLanes);
   for (auto& a : c->nodes) a.assign(slots, 0);
   for (auto& a : c->rows_of_nodes) a.assign(slots, -1);
-  for (auto& a : c->rest_inverse) a.assign(slots, 0.0);
-  c->stretch_weight.assign(slots, 0.0);
-  rotation_[0].assign(slots, 1.0);
-  for (std::size_t k = 1; k < 4; ++k) rotation_[k].assign(slots, 0.0);
+  for (auto& a : c->rest_inverse) a.assign(slots, Real(0));
+  c->stretch_weight.assign(slots, Real(0));
+  rotation_[0].assign(slots, Real(1));
+  for (std::size_t k = 1; k < 4; ++k) rotation_[k].assign(slots, Real(0));
   for (Index e = 0; e < element_count; ++e) {
     const auto element_nodes = body.element_nodes(e);
     for (std::size_t k = 0; k < 4; ++k) {
       c->nodes[k][at(e)] = element_nodes[k];
       c->rows_of_nodes[k][at(e)] = system_row[at(element_nodes[k])];
     }
-    for (std::size_t k = 0; k < 9; ++k) c->rest_inverse[k][at(e)] = body.rest_shape_inverse[at(e)].entries[k];
-    c->stretch_weight[at(e)] = stretch_weight(body, e, time_step);
+    for (std::size_t k = 0; k < 9; ++k) c->rest_inverse[k][at(e)] = static_cast<Real>(body.rest_shape_inverse[at(e)].entries[k]);
+    c->stretch_weight[at(e)] = static_cast<Real>(stretch_weight(body, e, time_step));
   }
   c->first_element_of_row.assign(at(rows), element_count);
   c->last_element_of_row.assign(at(rows), -1);
@@ -161,7 +228,8 @@ OpsplitElementPass::OpsplitElementPass(const ElasticBody& body, std::span<const 
   elements_ = std::move(c);
 }
 
-void OpsplitElementPass::scatter_rows(Index row_begin, Index row_end, std::span<double> right_hand_side) const {
+template <typename Real>
+void OpsplitElementPassOf<Real>::scatter_rows(Index row_begin, Index row_end, std::span<double> right_hand_side) const {
   const Elements& c = *elements_;
   Index first = c.element_count, last = -1;
   for (Index row = row_begin; row < row_end; ++row) {
@@ -179,32 +247,33 @@ void OpsplitElementPass::scatter_rows(Index row_begin, Index row_end, std::span<
   }
 }
 
+template <typename Real>
 template <typename Sink>
-linalg::ApdBatchStats OpsplitElementPass::run_blocks(Index first_block, Index last_block,
-                                                     std::span<const double> predicted,
-                                                     const OpsplitElementPassOptions& options, Sink&& sink) {
+linalg::ApdBatchStats OpsplitElementPassOf<Real>::run_blocks(Index first_block, Index last_block,
+                                                             std::span<const double> predicted,
+                                                             const OpsplitElementPassOptions& options, Sink&& sink) {
   const Elements& elements = *elements_;
-  SlotData d;
+  SlotData<Real> d;
   for (std::size_t k = 0; k < 4; ++k) d.nodes[k] = elements.nodes[k].data();
   for (std::size_t k = 0; k < 9; ++k) d.rest_inverse[k] = elements.rest_inverse[k].data();
   d.stretch_weight = elements.stretch_weight.data();
   for (std::size_t k = 0; k < 4; ++k) d.rotation[k] = rotation_[k].data();
   ApdBatchStats stats;
-  std::array<BlockPositions, linalg::kApdInterleavedBlocks> positions;
-  std::array<ApdBlock, linalg::kApdInterleavedBlocks> blocks;
+  std::array<BlockEdges<Real>, linalg::kApdInterleavedBlocks> edges;
+  std::array<ApdBlockOf<Real>, linalg::kApdInterleavedBlocks> blocks;
   std::array<int, linalg::kApdInterleavedBlocks> lanes{};
-  BlockForces forces;
+  BlockForces<Real> forces;
   for (Index group = first_block; group < last_block; group += linalg::kApdInterleavedBlocks) {
     const auto count = static_cast<std::size_t>(std::min(linalg::kApdInterleavedBlocks, last_block - group));
     // All gathers first: the vector loads of load_block then find the gathers' scalar stores
     // already written to the cache instead of waiting for them.
     for (std::size_t b = 0; b < count; ++b) {
-      const Index first = (group + static_cast<Index>(b)) * kApdBatchLanes;
-      lanes[b] = static_cast<int>(std::min<Index>(kApdBatchLanes, elements.element_count - first));
-      gather_positions(d, at(first), predicted.data(), positions[b]);
+      const Index first = (group + static_cast<Index>(b)) * kLanes;
+      lanes[b] = static_cast<int>(std::min<Index>(kLanes, elements.element_count - first));
+      gather_edges(d, at(first), predicted.data(), edges[b]);
     }
     for (std::size_t b = 0; b < count; ++b) {
-      load_block(d, (group + static_cast<Index>(b)) * kApdBatchLanes, positions[b], blocks[b]);
+      load_block(d, at((group + static_cast<Index>(b)) * kLanes), edges[b], blocks[b]);
     }
     if (options.update_rotations) {
       const ApdBatchStats apd = linalg::analytic_polar_decomposition_blocks(
@@ -214,9 +283,13 @@ linalg::ApdBatchStats OpsplitElementPass::run_blocks(Index first_block, Index la
       stats.unconverged += apd.unconverged;
     }
     for (std::size_t b = 0; b < count; ++b) {
-      const Index first = (group + static_cast<Index>(b)) * kApdBatchLanes;
+      const Index first = (group + static_cast<Index>(b)) * kLanes;
       if (options.update_rotations) {
-        for (std::size_t k = 0; k < 4; ++k) std::copy_n(blocks[b].q[k], lanes[b], rotation_[k].begin() + first);
+        // Whole blocks (padding slots get the identity they hold): a fixed-length loop the
+        // compiler unrolls, not four calls of copy_n.
+        for (std::size_t k = 0; k < 4; ++k) {
+          for (Index l = 0; l < kLanes; ++l) rotation_[k][at(first + l)] = blocks[b].q[k][l];
+        }
       }
       block_forces(d, at(first), blocks[b], forces);
       sink(first, lanes[b], forces);
@@ -225,8 +298,9 @@ linalg::ApdBatchStats OpsplitElementPass::run_blocks(Index first_block, Index la
   return stats;
 }
 
-linalg::ApdBatchStats OpsplitElementPass::run(std::span<const double> predicted, std::span<double> right_hand_side,
-                                              const OpsplitElementPassOptions& options) {
+template <typename Real>
+linalg::ApdBatchStats OpsplitElementPassOf<Real>::run(std::span<const double> predicted, std::span<double> right_hand_side,
+                                                      const OpsplitElementPassOptions& options) {
   const Elements& elements = *elements_;
   if (predicted.size() != 3 * at(elements.node_count) ||
       right_hand_side.size() != kRightHandSideStride * at(elements.rows)) {
@@ -236,24 +310,15 @@ linalg::ApdBatchStats OpsplitElementPass::run(std::span<const double> predicted,
                                 std::to_string(predicted.size()) + " and " + std::to_string(right_hand_side.size()));
   }
   const Index slots = static_cast<Index>(elements.stretch_weight.size());
-  const Index blocks = slots / kApdBatchLanes;
+  const Index blocks = slots / kLanes;
   const int threads = slots < linalg::kMinParallelIterations ? 1 : linalg::resolve_thread_count(options.threads);
   std::fill(right_hand_side.begin(), right_hand_side.end(), 0.0);
-  // The scatter stays scalar (the lanes of a block may share nodes) and runs in element order.
-  const auto scatter = [&](Index first, int lanes, const auto& force) {
-    for (int l = 0; l < lanes; ++l) {
-      for (int k = 0; k < 4; ++k) {
-        const Index row = elements.rows_of_nodes[at(k)][at(first + l)];
-        if (row < 0) continue;  // fixed node: Δx = 0 (eq. 12)
-        double* target = right_hand_side.data() + kRightHandSideStride * at(row);
-        for (int c = 0; c < 3; ++c) target[c] += force(l, k, c);
-      }
-    }
-  };
   if (threads == 1) {
-    // Fused: each block's forces go to the right-hand side while still in cache.
-    return run_blocks(0, blocks, predicted, options, [&](Index first, int lanes, const BlockForces& forces) {
-      scatter(first, lanes, [&](int l, int k, int c) { return forces.node[k][c][l]; });
+    // Fused: each block's forces go to the right-hand side while still in cache, in element order.
+    const std::array<const Index*, 4> rows_of_nodes = {elements.rows_of_nodes[0].data(), elements.rows_of_nodes[1].data(),
+                                                       elements.rows_of_nodes[2].data(), elements.rows_of_nodes[3].data()};
+    return run_blocks(0, blocks, predicted, options, [&](Index first, int lanes, const BlockForces<Real>& forces) {
+      scatter_forces(rows_of_nodes, at(first), lanes, forces, right_hand_side.data());
     });
   }
   // Threads: the blocks in parallel, keeping their forces; then the scatter, split by rows:
@@ -265,10 +330,10 @@ linalg::ApdBatchStats OpsplitElementPass::run(std::span<const double> predicted,
   ApdBatchStats total;
   std::mutex total_mutex;
   linalg::parallel_chunks(slots, threads, [&](Index begin, Index end) {
-    const ApdBatchStats part = run_blocks(begin / kApdBatchLanes, end / kApdBatchLanes, predicted, options,
-                                          [&](Index first, int, const BlockForces& forces) {
+    const ApdBatchStats part = run_blocks(begin / kLanes, end / kLanes, predicted, options,
+                                          [&](Index first, int, const BlockForces<Real>& forces) {
                                             double* out = element_forces_.data() + 12 * at(first);
-                                            for (int l = 0; l < kLanes; ++l) {
+                                            for (Index l = 0; l < kLanes; ++l) {
                                               for (int k = 0; k < 4; ++k) {
                                                 for (int c = 0; c < 3; ++c) *out++ = forces.node[k][c][l];
                                               }
@@ -283,7 +348,8 @@ linalg::ApdBatchStats OpsplitElementPass::run(std::span<const double> predicted,
   return total;
 }
 
-Quaternion OpsplitElementPass::rotation(Index element) const {
+template <typename Real>
+Quaternion OpsplitElementPassOf<Real>::rotation(Index element) const {
   if (element < 0 || element >= element_count()) {
     throw std::out_of_range("OpsplitElementPass::rotation: element " + std::to_string(element) + " of " +
                             std::to_string(element_count()));
@@ -291,5 +357,8 @@ Quaternion OpsplitElementPass::rotation(Index element) const {
   const std::size_t s = at(element);
   return {rotation_[0][s], rotation_[1][s], rotation_[2][s], rotation_[3][s]};
 }
+
+template class OpsplitElementPassOf<double>;
+template class OpsplitElementPassOf<float>;
 
 }  // namespace cholsim::fem

@@ -1,6 +1,6 @@
 #pragma once
 // The per-element work of one operator-splitting step (seed 003 Algorithm 2, lines 4–8) as one
-// pass over the elements. For a block of kApdBatchLanes elements it forms F(x̃) = Dₛ·Dₘ⁻¹ straight
+// pass over the elements. For a block of elements (one vector each) it forms F(x̃) = Dₛ·Dₘ⁻¹ straight
 // from the predicted positions (eq. 4–5), takes the rotations by the APD warm-started from the
 // previous step (§3.3, linalg::analytic_polar_decomposition_blocks), and, while F and R are still
 // in registers, adds the block's DₜᵀKₜ·(vec R − vec F) = 2μVΔt²·(R − F)·gₖ at each local node k
@@ -8,7 +8,10 @@
 // their sum) — instead of three passes that store F, the rotations and the element forces.
 //
 // The per-element constants (Dₘ⁻¹, 2μVΔt², node indices and their right-hand-side rows) are
-// structure-of-arrays, padded to whole blocks. With one thread each block's forces are added to
+// structure-of-arrays, padded to whole blocks. The arithmetic is in `Real`: double (8 lanes a
+// block), or float (16 lanes, twice the elements per vector instruction, as seed 003's own code
+// computes), where the edges x_k − x₀ are formed in double before rounding, so single
+// precision costs relative accuracy of the element's shape, not of its position. With one thread each block's forces are added to
 // the right-hand side right away. With more, the threads run the blocks and keep their forces,
 // then split the rows and add each row's forces in element order: the same additions in the
 // same order, so the result does not depend on `threads`.
@@ -40,14 +43,18 @@ struct OpsplitElementPassOptions {
   int threads = 1;         ///< as linalg::resolve_thread_count reads it
 };
 
-class OpsplitElementPass {
+template <typename Real>
+class OpsplitElementPassOf {
  public:
-  OpsplitElementPass() = default;
+  /// Elements per block: one 64-byte vector of Real.
+  static constexpr Index kLanes = linalg::ApdBlockOf<Real>::kLanes;
+
+  OpsplitElementPassOf() = default;
   /// Element data of `body` for time step Δt > 0, with right-hand-side row system_row[v] for node
   /// v (−1: a fixed node, whose contributions are dropped, eq. 12). Rotations start at the
   /// identity. Throws std::invalid_argument when system_row does not have one entry per node or
   /// names a row outside [−1, rows). A copy shares the element data and has its own rotations.
-  OpsplitElementPass(const ElasticBody& body, std::span<const Index> system_row, Index rows, double time_step);
+  OpsplitElementPassOf(const ElasticBody& body, std::span<const Index> system_row, Index rows, double time_step);
 
   /// Overwrites `right_hand_side` (kRightHandSideStride·rows, row by row: row r's x, y, z at
   /// [4r, 4r + 3) and 0 at 4r + 3) with DᵀK·(r − D·x̃) summed over all elements, x̃ = `predicted`
@@ -61,7 +68,7 @@ class OpsplitElementPass {
   [[nodiscard]] Index element_count() const { return elements_->element_count; }
 
  private:
-  /// F, APD and forces for blocks [first_block, last_block), each block's forces handed to
+  /// F, APD and forces for blocks [first_block, last_block) of kLanes slots, each block's forces handed to
   /// sink(first slot, real lanes, forces).
   template <typename Sink>
   linalg::ApdBatchStats run_blocks(Index first_block, Index last_block, std::span<const double> predicted,
@@ -78,14 +85,18 @@ class OpsplitElementPass {
     Index element_count = 0;
     std::array<std::vector<Index>, 4> nodes;          ///< element nodes
     std::array<std::vector<Index>, 4> rows_of_nodes;  ///< their right-hand-side rows, −1 when fixed
-    std::array<std::vector<double>, 9> rest_inverse;  ///< Dₘ⁻¹ row-major
-    std::vector<double> stretch_weight;               ///< 2μVΔt² (Algorithm 1 line 5)
+    std::array<std::vector<Real>, 9> rest_inverse;  ///< Dₘ⁻¹ row-major
+    std::vector<Real> stretch_weight;               ///< 2μVΔt² (Algorithm 1 line 5)
     std::vector<Index> first_element_of_row;  ///< the first and last element with a node on row r
     std::vector<Index> last_element_of_row;   ///< (element_count and −1 for none)
   };
   std::shared_ptr<const Elements> elements_ = std::make_shared<const Elements>();
-  std::array<std::vector<double>, 4> rotation_;  ///< quaternion w, x, y, z
+  std::array<std::vector<Real>, 4> rotation_;  ///< quaternion w, x, y, z
   std::vector<double> element_forces_;  ///< threaded path: [12·slot + 3k + c], force on local node k, coordinate c
 };
+
+using OpsplitElementPass = OpsplitElementPassOf<double>;
+extern template class OpsplitElementPassOf<double>;
+extern template class OpsplitElementPassOf<float>;
 
 }  // namespace cholsim::fem

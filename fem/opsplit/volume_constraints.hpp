@@ -8,7 +8,9 @@
 // colour share a node, so the tets of a colour can be projected in parallel without races and
 // the result does not depend on the thread count. (Gauss–Seidel in colour order instead of
 // mesh order — the same method, a different ordering.) Within a colour the constraints are
-// projected eight at a time in SIMD lanes; sharing no node, they do not see each other, so this
+// projected a vector at a time in SIMD lanes (8 in double, 16 in float: `Real`, the
+// arithmetic of the projection; the edges are formed in double and the positions stay double,
+// moved by displacements computed in Real); sharing no node, they do not see each other, so this
 // is the sequential update of each. Threads split each colour and finish it before the
 // next (fem/opsplit_color_loops). Eq. 15 is evaluated with the stiffness α⁻¹ = λVΔt² in place
 // of the compliance α: finite also for λ = 0 (ν = 0), where the constraint then never moves a
@@ -22,14 +24,18 @@
 
 namespace cholsim::fem {
 
-class VolumeConstraints {
+template <typename Real>
+class VolumeConstraintsOf {
  public:
-  VolumeConstraints() = default;
+  /// Constraints per block: one 64-byte vector of Real.
+  static constexpr Index kLanes = static_cast<Index>(64 / sizeof(Real));
+
+  VolumeConstraintsOf() = default;
   /// Constraints of every element of `body` for time step Δt > 0, moving node v by
   /// w_v·∇C·Δκ (eq. 16) with inverse mass w_v = inverse_masses[v] (0 keeps a node fixed).
   /// Throws std::invalid_argument for a bad Δt or one inverse mass per node missing. A copy
   /// shares the constraints and has its own multipliers.
-  VolumeConstraints(const ElasticBody& body, double time_step, std::span<const double> inverse_masses);
+  VolumeConstraintsOf(const ElasticBody& body, double time_step, std::span<const double> inverse_masses);
 
   /// Runs `iterations` Gauss–Seidel sweeps over all constraints on `positions` (3·nodes).
   /// Multipliers start at 0. `threads` ≥ 1 splits each colour. Throws std::invalid_argument on
@@ -48,14 +54,18 @@ class VolumeConstraints {
   struct Constraints {
     Index node_count = 0;
     std::vector<Index> nodes;
-    std::array<std::vector<double>, 4> inverse_masses;  ///< of each constraint's four nodes
-    std::vector<double> inverse_six_volume;             ///< 1/(6V_t)
-    std::vector<double> stiffness;                      ///< α_t⁻¹ = λ_t V_t Δt² (eq. 13)
+    std::array<std::vector<Real>, 4> inverse_masses;  ///< of each constraint's four nodes
+    std::vector<Real> inverse_six_volume;             ///< 1/(6V_t)
+    std::vector<Real> stiffness;                      ///< α_t⁻¹ = λ_t V_t Δt² (eq. 13)
     std::vector<Index> color_begin{0};  ///< constraints of colour k at [color_begin[k], color_begin[k+1])
   };
   std::shared_ptr<const Constraints> constraints_ = std::make_shared<const Constraints>();
-  std::vector<double> multipliers_;  ///< κ_t of the current sweep set, padded like the constraints
+  std::vector<Real> multipliers_;  ///< κ_t of the current sweep set, padded like the constraints
 };
+
+using VolumeConstraints = VolumeConstraintsOf<double>;
+extern template class VolumeConstraintsOf<double>;
+extern template class VolumeConstraintsOf<float>;
 
 /// Greedy colouring of the elements of `mesh`, in element order: no two elements that share a
 /// node get the same colour. Returns each element's colour; the colours are 0, 1, … without gaps.

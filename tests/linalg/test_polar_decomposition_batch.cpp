@@ -147,6 +147,55 @@ TEST(PolarDecompositionBatch, InterleavedBlocksMatchTheScalarApdAndPadTheirLanes
   }
 }
 
+TEST(PolarDecompositionBatch, SinglePrecisionBlocksReachThePolarRotationToFloatAccuracy) {
+  // Float blocks (16 lanes): near-rotations on the vector path, one reflected lane on the scalar
+  // fallback (computed in double, rounded back), a partial block whose padding holds garbage.
+  using Block = ApdBlockOf<float>;
+  static_assert(Block::kLanes == 16);
+  std::mt19937_64 rng(23);
+  std::array<Block, kApdInterleavedBlocks> blocks{};
+  std::array<int, kApdInterleavedBlocks> lanes = {Block::kLanes, 5};
+  std::vector<std::vector<Mat3>> gradients(blocks.size());
+  for (std::size_t b = 0; b < blocks.size(); ++b) {
+    for (int l = 0; l < Block::kLanes; ++l) {
+      Mat3 f = random_near_rotation(rng);
+      if (b == 0 && l == 7) f = Mat3::diagonal({-1.0, 1.0, 1.0});  // reflected rest state (seed 003 Fig. 5)
+      const Quaternion q = l < lanes[b] ? random_rotation(rng, 0.2) : Quaternion{3.0, 0.0, 0.0, 0.0};
+      for (std::size_t k = 0; k < 9; ++k) blocks[b].f[k][l] = l < lanes[b] ? static_cast<float>(f.entries[k]) : 1e30f;
+      blocks[b].q[0][l] = static_cast<float>(q.w);
+      blocks[b].q[1][l] = static_cast<float>(q.x);
+      blocks[b].q[2][l] = static_cast<float>(q.y);
+      blocks[b].q[3][l] = static_cast<float>(q.z);
+      // The matrix the routine sees: f rounded to float.
+      for (double& x : f.entries) x = static_cast<float>(x);
+      gradients[b].push_back(f);
+    }
+  }
+  ApdOptions options;
+  options.tolerance = 1e-4;  // well above float rounding of the step (~1e-7)
+  const ApdBatchStats stats = analytic_polar_decomposition_blocks(blocks, lanes, options);
+  EXPECT_EQ(stats.scalar_fallbacks, 1);
+  EXPECT_EQ(stats.unconverged, 0);
+  for (std::size_t b = 0; b < blocks.size(); ++b) {
+    for (int l = 0; l < Block::kLanes; ++l) {
+      const Quaternion q{blocks[b].q[0][l], blocks[b].q[1][l], blocks[b].q[2][l], blocks[b].q[3][l]};
+      if (l >= lanes[b]) {
+        EXPECT_EQ(q, Quaternion{}) << "padding lane " << l << " of block " << b;
+        continue;
+      }
+      const Mat3& f = gradients[b][static_cast<std::size_t>(l)];
+      const Mat3 r = to_rotation_matrix(normalized(q));
+      const Mat3 reference = to_rotation_matrix(analytic_polar_decomposition(f, Quaternion{}, options));
+      // Same maximizer of tr(Rᵀ·F) (the reflected lane has several): compare the objective.
+      EXPECT_NEAR(trace(transpose_times(r, f)), trace(transpose_times(reference, f)), 1e-5) << b << "," << l;
+      if (!(b == 0 && l == 7)) {
+        EXPECT_LT(rotation_distance(r, polar_rotation(f)), 1e-5) << b << "," << l;
+      }
+      EXPECT_NEAR(norm(q), 1.0, 1e-6);
+    }
+  }
+}
+
 TEST(PolarDecompositionBatch, BlocksRejectBadCounts) {
   std::array<ApdBlock, kApdInterleavedBlocks + 1> blocks{};
   std::array<int, kApdInterleavedBlocks + 1> lanes{};

@@ -181,8 +181,9 @@ inline double run_peer(const std::filesystem::path& binary, const std::filesyste
   return std::stod(output.substr(at + key.size()));
 }
 
-/// cholsim on the same scene: one simulation, or a batch of copies; returns its median step.
-inline double run_cholsim(const PeerScene& scene, int steps) {
+/// cholsim on the same scene: one simulation, or a batch of copies, with the element passes in
+/// `precision`; returns its median step.
+inline double run_cholsim(const PeerScene& scene, int steps, fem::ElementPrecision precision) {
   fem::Material material;
   material.youngs_modulus = 1e6;
   material.poisson_ratio = 0.33;
@@ -192,6 +193,7 @@ inline double run_cholsim(const PeerScene& scene, int steps) {
   options.volume_iterations = 1;
   options.threads = 1;
   options.fixed_nodes = scene.fixed;
+  options.element_precision = precision;
   fem::OperatorSplittingBatch batch;
   batch.add(fem::OperatorSplittingSimulation(fem::make_elastic_body(scene.mesh, material, scene.name), options));
   for (int b = 1; b < scene.bodies; ++b) batch.add_copy(0);
@@ -214,11 +216,13 @@ inline void print_peer_table(const std::vector<std::string>& scene_names, const 
                 binary.string().c_str());
     return;
   }
-  std::printf("%d alternating runs of %d steps each (after one warm-up step); ms per step (all bodies), "
-              "medians over the runs; ratio = median of the per-run cholsim/peer ratios.\n\n",
+  std::printf("%d alternating runs (peer, cholsim with double element passes, cholsim with single — "
+              "fem::ElementPrecision) of %d steps each (after one warm-up step); ms per step (all bodies), "
+              "medians over the runs; ratio = median of the per-run cholsim/peer ratios, range in brackets.\n\n",
               runs, steps);
-  std::printf("| scene | tets | fixed | bodies | cholsim ms/step | peer ms/step | ratio cholsim/peer | ratio range | about |\n");
-  std::printf("|---|---|---|---|---|---|---|---|---|\n");
+  std::printf("| scene | tets | fixed | bodies | peer ms/step | cholsim double ms/step | ratio double/peer | "
+              "cholsim single ms/step | ratio single/peer | about |\n");
+  std::printf("|---|---|---|---|---|---|---|---|---|---|\n");
   const std::filesystem::path folder =
       std::filesystem::temp_directory_path() / ("cholsim-peer-" + std::to_string(getpid()));
   std::filesystem::create_directories(folder);
@@ -228,17 +232,24 @@ inline void print_peer_table(const std::vector<std::string>& scene_names, const 
     const std::filesystem::path prefix = folder / scene.name;
     const std::filesystem::path fixed = folder / (scene.name + ".fixed");
     write_peer_input(scene, prefix, fixed);
-    std::vector<double> ours, theirs, ratios;
+    std::vector<double> theirs, ours_double, ours_single, ratios_double, ratios_single;
     for (int r = 0; r < runs; ++r) {
       theirs.push_back(run_peer(binary, prefix, fixed, scene.bodies, steps));
-      ours.push_back(run_cholsim(scene, steps));
-      ratios.push_back(ours.back() / theirs.back());
+      ours_double.push_back(run_cholsim(scene, steps, fem::ElementPrecision::double_values));
+      ours_single.push_back(run_cholsim(scene, steps, fem::ElementPrecision::single_values));
+      ratios_double.push_back(ours_double.back() / theirs.back());
+      ratios_single.push_back(ours_single.back() / theirs.back());
     }
-    std::printf("| %s | %lld | %zu | %d | %.4f | %.4f | **%.2f** | %.2f–%.2f | %s |\n", scene.name.c_str(),
+    const auto ratio = [](const std::vector<double>& ratios) {
+      char text[64];
+      std::snprintf(text, sizeof text, "**%.2f** (%.2f–%.2f)", median(ratios),
+                    *std::min_element(ratios.begin(), ratios.end()), *std::max_element(ratios.begin(), ratios.end()));
+      return std::string(text);
+    };
+    std::printf("| %s | %lld | %zu | %d | %.4f | %.4f | %s | %.4f | %s | %s |\n", scene.name.c_str(),
                 static_cast<long long>(scene.mesh.tet_count()), scene.fixed.size(), scene.bodies,
-                1e3 * median(ours), 1e3 * median(theirs), median(ratios),
-                *std::min_element(ratios.begin(), ratios.end()), *std::max_element(ratios.begin(), ratios.end()),
-                scene.about.c_str());
+                1e3 * median(theirs), 1e3 * median(ours_double), ratio(ratios_double).c_str(),
+                1e3 * median(ours_single), ratio(ratios_single).c_str(), scene.about.c_str());
     std::fflush(stdout);
   }
   std::filesystem::remove_all(folder);

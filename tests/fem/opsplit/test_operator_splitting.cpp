@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
+#include <functional>
 #include <numbers>
 #include <random>
 #include <string>
@@ -263,35 +265,61 @@ TEST(OperatorSplitting, StepWithApdRotationsIsTheMinimizerOfEquation11ForThoseRo
   for (std::size_t i = 0; i < expected.size(); ++i) EXPECT_NEAR(sim.positions()[i], expected[i], 1e-10) << i;
 }
 
+/// Ten twisted, swinging steps of the small box hanging from its top, with the options as
+/// `configure` leaves them; the final positions, and the largest motion of a coordinate in one step.
+std::vector<double> ten_twisted_steps(const std::function<void(OperatorSplittingOptions&)>& configure,
+                                      double& largest_motion) {
+  ElasticBody body = small_box();
+  OperatorSplittingOptions options;
+  options.time_step = kTimeStep;
+  options.fixed_nodes = nodes_near_top(body.rest, 1, 0.0);
+  configure(options);
+  OperatorSplittingSimulation sim(std::move(body), options);
+  set_twisted_state(sim, 3);
+  largest_motion = 0.0;
+  for (int step = 0; step < 10; ++step) {
+    const std::vector<double> before(sim.positions().begin(), sim.positions().end());
+    sim.step();
+    for (std::size_t i = 0; i < before.size(); ++i) {
+      largest_motion = std::max(largest_motion, std::abs(sim.positions()[i] - before[i]));
+    }
+  }
+  return {sim.positions().begin(), sim.positions().end()};
+}
+
+double max_difference(const std::vector<double>& a, const std::vector<double>& b) {
+  double difference = 0.0;
+  for (std::size_t i = 0; i < a.size(); ++i) difference = std::max(difference, std::abs(a[i] - b[i]));
+  return difference;
+}
+
 // The default single-precision copy of L (OperatorSplittingOptions::solve_precision) perturbs
 // each step's correction Δx = x − x̃ by a tiny fraction of it: over ten twisted, swinging steps
 // the positions stay within 10⁻⁵ of the largest per-step motion of the double-precision run,
 // and do differ from it (the option is honoured).
 TEST(OperatorSplitting, SinglePrecisionSolveStaysWithinATinyFractionOfTheStep) {
-  const auto run = [](factor::TiledSolveFactor::Precision precision, double& largest_motion) {
-    ElasticBody body = small_box();
-    OperatorSplittingOptions options;
-    options.time_step = kTimeStep;
-    options.fixed_nodes = nodes_near_top(body.rest, 1, 0.0);
-    options.solve_precision = precision;
-    OperatorSplittingSimulation sim(std::move(body), options);
-    set_twisted_state(sim, 3);
-    largest_motion = 0.0;
-    for (int step = 0; step < 10; ++step) {
-      const std::vector<double> before(sim.positions().begin(), sim.positions().end());
-      sim.step();
-      for (std::size_t i = 0; i < before.size(); ++i) {
-        largest_motion = std::max(largest_motion, std::abs(sim.positions()[i] - before[i]));
-      }
-    }
-    return std::vector<double>(sim.positions().begin(), sim.positions().end());
-  };
-  double motion = 0.0;
-  double unused = 0.0;
-  const auto exact = run(factor::TiledSolveFactor::Precision::double_values, motion);
-  const auto single = run(factor::TiledSolveFactor::Precision::single_values, unused);
-  double difference = 0.0;
-  for (std::size_t i = 0; i < exact.size(); ++i) difference = std::max(difference, std::abs(single[i] - exact[i]));
+  double motion = 0.0, unused = 0.0;
+  const auto exact = ten_twisted_steps(
+      [](OperatorSplittingOptions& o) { o.solve_precision = factor::TiledSolveFactor::Precision::double_values; }, motion);
+  const auto single = ten_twisted_steps(
+      [](OperatorSplittingOptions& o) { o.solve_precision = factor::TiledSolveFactor::Precision::single_values; }, unused);
+  const double difference = max_difference(single, exact);
+  EXPECT_GT(motion, 1e-3);
+  EXPECT_LT(difference, 1e-5 * motion);
+  EXPECT_GT(difference, 0.0);
+}
+
+// Single-precision element passes (OperatorSplittingOptions::element_precision: F, the APD, the
+// forces and the volume constraints in float, 16 elements a vector) against the double default:
+// float rounding of the element quantities moves each step by ~10⁻⁶ of its motion, and the
+// APD stops at the same tolerance.
+TEST(OperatorSplitting, SinglePrecisionElementPassesStayWithinASmallFractionOfTheStep) {
+  double motion = 0.0, unused = 0.0;
+  const auto exact = ten_twisted_steps([](OperatorSplittingOptions&) {}, motion);
+  const auto single = ten_twisted_steps(
+      [](OperatorSplittingOptions& o) { o.element_precision = ElementPrecision::single_values; }, unused);
+  const double difference = max_difference(single, exact);
+  std::printf("ten steps: largest motion %.3e m, single − double %.3e m\n", motion, difference);
   EXPECT_GT(motion, 1e-3);
   EXPECT_LT(difference, 1e-5 * motion);
   EXPECT_GT(difference, 0.0);

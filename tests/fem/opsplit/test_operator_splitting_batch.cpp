@@ -5,6 +5,7 @@
 #include <cmath>
 #include <random>
 #include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "fem/opsplit/operator_splitting.hpp"
@@ -21,8 +22,10 @@ ElasticBody bar() {
   return make_elastic_body(linalg::structured_tet_box(5, 2, 2, 0.05), material, "test bar");
 }
 
-OperatorSplittingOptions options_for(const ElasticBody& body) {
+OperatorSplittingOptions options_for(const ElasticBody& body,
+                                     ElementPrecision precision = ElementPrecision::double_values) {
   OperatorSplittingOptions options;
+  options.element_precision = precision;
   options.threads = 1;
   options.volume_iterations = 2;
   options.fixed_nodes = nodes_near_top(body.rest, 0, 0.0);  // the +x end
@@ -44,18 +47,20 @@ void place(OperatorSplittingSimulation& sim, int index) {
   sim.set_state(x, v);
 }
 
-TEST(OperatorSplittingBatch, CopiesStepExactlyAsSeparateSimulations) {
+class OperatorSplittingBatchPrecision : public ::testing::TestWithParam<ElementPrecision> {};
+
+TEST_P(OperatorSplittingBatchPrecision, CopiesStepExactlyAsSeparateSimulations) {
   constexpr int kBodies = 4;
   constexpr int kSteps = 15;
   const ElasticBody body = bar();
   OperatorSplittingBatch batch;
-  batch.add(OperatorSplittingSimulation(body, options_for(body)));
+  batch.add(OperatorSplittingSimulation(body, options_for(body, GetParam())));
   for (int b = 1; b < kBodies; ++b) EXPECT_EQ(batch.add_copy(0), b);
   ASSERT_EQ(batch.size(), kBodies);
   std::vector<OperatorSplittingSimulation> alone;
   for (int b = 0; b < kBodies; ++b) {
     place(batch.body(b), b);
-    alone.emplace_back(body, options_for(body));
+    alone.emplace_back(body, options_for(body, GetParam()));
     place(alone.back(), b);
   }
   for (int step = 0; step < kSteps; ++step) {
@@ -80,6 +85,12 @@ TEST(OperatorSplittingBatch, CopiesStepExactlyAsSeparateSimulations) {
   }
   EXPECT_GT(moved, 0.05);  // the bodies really moved (0.1 m apart, thrown at up to 1.7 m/s)
 }
+
+INSTANTIATE_TEST_SUITE_P(ElementPrecisions, OperatorSplittingBatchPrecision,
+                         ::testing::Values(ElementPrecision::double_values, ElementPrecision::single_values),
+                         [](const ::testing::TestParamInfo<ElementPrecision>& info) {
+                           return std::string(info.param == ElementPrecision::double_values ? "Double" : "Single");
+                         });
 
 TEST(OperatorSplittingBatch, CopiesShareTheSetupAndNotTheState) {
   const ElasticBody body = bar();

@@ -178,6 +178,46 @@ TEST(OpsplitElementPass, ResultDoesNotDependOnThreadCount) {
   }
 }
 
+TEST(OpsplitElementPass, SinglePrecisionMatchesTheReferenceToFloatAccuracyForAnyThreadCount) {
+  // 16 elements a block in float; the edges are formed in double, so the error is float rounding
+  // of F (≈ 1e-7) on R − F, which is a few hundredths here: ~1e-5 of the forces.
+  const ElasticBody body = box(18, 13, 13);
+  Index free = 0;
+  const std::vector<Index> rows = rows_with_fixed_nodes(body.node_count(), free);
+  const std::vector<double> x = deformed(body, 6);
+  const OpsplitElementPassOf<float> initial(body, rows, free, kTimeStep);
+  const DenseMatrix expected =
+      reference_right_hand_side(body, x, rows, free, [](Index, const Mat3& f) { return linalg::polar_rotation(f); });
+  const double scale = max_abs(expected);
+  ASSERT_GT(scale, 0.0);
+  std::vector<double> rhs_one;
+  for (int threads : {1, 2}) {
+    OpsplitElementPassOf<float> pass = initial;
+    std::vector<double> rhs(kRightHandSideStride * static_cast<std::size_t>(free));
+    OpsplitElementPassOptions options;
+    options.apd.tolerance = 1e-4;
+    options.threads = threads;
+    const linalg::ApdBatchStats stats = pass.run(x, rhs, options);
+    EXPECT_EQ(stats.unconverged, 0);
+    double worst = 0.0;
+    for (Index i = 0; i < free; ++i) {
+      for (Index c = 0; c < 3; ++c) worst = std::max(worst, std::abs(rhs_entry(rhs, i, c) - expected(i, c)));
+      EXPECT_EQ(rhs_entry(rhs, i, 3), 0.0);
+    }
+    EXPECT_LT(worst, 1e-4 * scale) << threads << " threads";
+    EXPECT_GT(worst, 0.0) << "single precision should not reproduce double to the last bit";
+    for (Index t = 0; t < body.element_count(); t += 97) {
+      const Mat3 f_rotation = linalg::to_rotation_matrix(pass.rotation(t));
+      EXPECT_NEAR(linalg::determinant(f_rotation), 1.0, 1e-5);
+    }
+    if (threads == 1) {
+      rhs_one = rhs;
+    } else {
+      EXPECT_EQ(rhs, rhs_one) << "the sums do not depend on the thread count";
+    }
+  }
+}
+
 TEST(OpsplitElementPass, RejectsBadSizes) {
   const ElasticBody body = box(1, 1, 1);
   Index free = 0;

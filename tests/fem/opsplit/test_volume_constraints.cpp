@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <cstdio>
 #include <limits>
 #include <vector>
@@ -134,6 +135,33 @@ TEST(VolumeConstraints, OneSweepEqualsThePlainSequentialUpdate) {
   const std::vector<double> expected = reference_sweep(body, x, inverse_masses(body), 0.01);
   constraints.project(x, 1);
   for (std::size_t i = 0; i < x.size(); ++i) EXPECT_NEAR(x[i], expected[i], 1e-13) << i;
+}
+
+TEST(VolumeConstraints, SinglePrecisionSweepMovesNodesAsThePlainUpdateToFloatAccuracy) {
+  // Float arithmetic on edges formed in double; displacements added to the double positions,
+  // so the error is float rounding of the motion (here up to ≈ 1 cm), not of the positions.
+  const ElasticBody body = box(4);
+  VolumeConstraintsOf<float> constraints(body, 0.01, inverse_masses(body));
+  std::vector<double> x = compressed(body, 0.75);
+  x[4] += 0.01;
+  const std::vector<double> expected = reference_sweep(body, x, inverse_masses(body), 0.01);
+  double largest_motion = 0.0, worst = 0.0;
+  std::vector<double> moved = x;
+  constraints.project(moved, 1);
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    largest_motion = std::max(largest_motion, std::abs(expected[i] - x[i]));
+    worst = std::max(worst, std::abs(moved[i] - expected[i]));
+  }
+  ASSERT_GT(largest_motion, 1e-3);
+  EXPECT_LT(worst, 1e-5 * largest_motion);
+  // Multipliers and edges of 16-lane blocks: the thread count still does not matter.
+  const ElasticBody big = box(20);
+  VolumeConstraintsOf<float> many(big, 0.01, inverse_masses(big));
+  const std::vector<double> start = compressed(big, 0.8);
+  std::vector<double> one = start, two = start;
+  many.project(one, 2, 1);
+  many.project(two, 2, 2);
+  EXPECT_EQ(one, two);
 }
 
 TEST(VolumeConstraints, ZeroLameLambdaMeansNoVolumeTerm) {
