@@ -91,7 +91,8 @@ struct OperatorSplittingTimings {
 
 struct OperatorSplittingStepStatistics {
   OperatorSplittingTimings timings;
-  std::int64_t rotation_iterations = 0;  ///< vector APD iterations, summed over element blocks
+  /// Vector APD iterations, summed over element blocks (8 elements a block in double, 16 in single).
+  std::int64_t rotation_iterations = 0;
   Index rotation_fallbacks = 0;          ///< elements the scalar APD recomputed (inverted, far off)
   Index collision_nodes = 0;             ///< nodes projected out of obstacles
 };

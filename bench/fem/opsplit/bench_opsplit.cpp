@@ -66,6 +66,8 @@ stderr.
   --threads T        threads for both methods (default 2)
   --solve-precision P  how the operator-splitting step's copy of L is stored: single (the
                      default of fem::OperatorSplittingOptions) or double
+  --element-precision P  arithmetic of the operator-splitting step's element passes (F, APD,
+                     forces, volume constraints): double (the default) or single
   --device D         where the operator-splitting step's solve runs: cpu (default) or gpu
                      (factor::GpuSolveFactor, L in double precision on the GPU)
   --no-sweeps        skip Tables 2 and 3 (the Young's modulus and time-step sweeps)
@@ -100,6 +102,7 @@ struct Settings {
   std::string peer_binary = bench::default_peer_binary().string();
   cholsim::factor::TiledSolveFactor::Precision solve_precision = fem::OperatorSplittingOptions{}.solve_precision;
   cholsim::factor::FactorDevice solve_device = cholsim::factor::FactorDevice::cpu;
+  fem::ElementPrecision element_precision = fem::ElementPrecision::double_values;
 };
 
 struct Scene {
@@ -165,6 +168,7 @@ class OpsplitRun {
     options.threads = settings.threads;
     options.solve_precision = settings.solve_precision;
     options.solve_device = settings.solve_device;
+    options.element_precision = settings.element_precision;
     const auto start = std::chrono::steady_clock::now();
     sim_ = std::make_unique<fem::OperatorSplittingSimulation>(make_body(scene), options);
     setup_seconds_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -175,7 +179,9 @@ class OpsplitRun {
 
   void step() {
     const fem::OperatorSplittingStepStatistics s = sim_->step();
-    const double blocks = std::ceil(static_cast<double>(sim_->body().element_count()) / 8.0);
+    // Elements per APD block: one 64-byte vector of the element passes' arithmetic.
+    const double lanes = sim_->options().element_precision == fem::ElementPrecision::single_values ? 16.0 : 8.0;
+    const double blocks = std::ceil(static_cast<double>(sim_->body().element_count()) / lanes);
     iterations_.push_back(static_cast<double>(s.rotation_iterations) / blocks);
     fallbacks_.push_back(static_cast<double>(s.rotation_fallbacks));
     rotations_.push_back(s.timings.rotations);
@@ -410,6 +416,12 @@ Settings parse(int argc, char** argv) {
       }
       s.solve_precision = precision == "single" ? cholsim::factor::TiledSolveFactor::Precision::single_values
                                                 : cholsim::factor::TiledSolveFactor::Precision::double_values;
+    } else if (arg == "--element-precision") {
+      const std::string precision = value();
+      if (precision != "single" && precision != "double") {
+        throw std::invalid_argument("--element-precision is single or double, not '" + precision + "'");
+      }
+      s.element_precision = precision == "single" ? fem::ElementPrecision::single_values : fem::ElementPrecision::double_values;
     } else if (arg == "--device") {
       const std::string device = value();
       if (device != "cpu" && device != "gpu") throw std::invalid_argument("--device is cpu or gpu, not '" + device + "'");
@@ -446,12 +458,13 @@ int main(int argc, char** argv) {
     return 0;
   }
   std::printf("# Operator splitting (seed 003) vs exact corotated FEM, %d threads, E = 1e6 Pa, nu = 0.33, "
-              "dt = 10 ms unless varied, %s\n\n## Table 1: per-step time vs mesh size\n\n",
+              "dt = 10 ms unless varied, %s, element passes in %s precision\n\n## Table 1: per-step time vs mesh size\n\n",
               settings.threads,
               settings.solve_device == cholsim::factor::FactorDevice::gpu ? "solve on the GPU (L in double precision)"
               : settings.solve_precision == cholsim::factor::TiledSolveFactor::Precision::single_values
                   ? "L copy in single precision"
-                  : "L copy in double precision");
+                  : "L copy in double precision",
+              settings.element_precision == fem::ElementPrecision::single_values ? "single" : "double");
   print_header("mesh");
   std::vector<Measurement> table1;
   for (const std::string& size : settings.sizes) {
