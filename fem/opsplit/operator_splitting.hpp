@@ -40,7 +40,8 @@ enum class ElementPrecision {
   double_values,  ///< 8 elements per 64-byte vector
   /// 16 elements per vector, as seed 003's own code computes (float AVX). Edges x_k − x₀ are
   /// formed in double and rounded, and nodes move by float displacements added to double
-  /// positions, so rounding perturbs each step's motion by ~10⁻⁷ of itself, not the positions.
+  /// positions, so rounding perturbs each step's motion (by ~10⁻⁶ of it over ten steps of the
+  /// tests), not the positions.
   single_values,
 };
 
