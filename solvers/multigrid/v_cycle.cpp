@@ -161,9 +161,14 @@ void VCycle::solve_coarsest(std::span<const double> b, std::span<double> x) {
   smooth_from_zero(level_count() - 1, b, x, options_.coarse_jacobi_sweeps);  // §10.4
 }
 
+// The coarsest level keeps its sweeps (or its coarse solver): Chebyshev needs a level below.
+bool VCycle::smooths_by_chebyshev(int l, int sweeps) const {
+  return options_.chebyshev && sweeps > 0 && l + 1 < level_count();
+}
+
 void VCycle::smooth_from_zero(int l, std::span<const double> b, std::span<double> x, int sweeps) {
   const MultigridLevel& level = levels_[static_cast<std::size_t>(l)];
-  if (options_.chebyshev && sweeps > 0 && l + 1 < level_count()) {
+  if (smooths_by_chebyshev(l, sweeps)) {
     chebyshev_smooth(l, b, x, sweeps, true);
     return;
   }
@@ -178,7 +183,7 @@ void VCycle::smooth_from_zero(int l, std::span<const double> b, std::span<double
 }
 
 void VCycle::smooth(int l, std::span<const double> b, std::span<double> x, int sweeps) {
-  if (options_.chebyshev && sweeps > 0 && l + 1 < level_count()) {
+  if (smooths_by_chebyshev(l, sweeps)) {
     chebyshev_smooth(l, b, x, sweeps, false);
     return;
   }

@@ -104,6 +104,7 @@ class VCycle {
   void solve_coarsest(std::span<const double> b, std::span<double> x);
   void smooth_from_zero(int l, std::span<const double> b, std::span<double> x, int sweeps);
   void smooth(int l, std::span<const double> b, std::span<double> x, int sweeps);
+  [[nodiscard]] bool smooths_by_chebyshev(int l, int sweeps) const;
   void chebyshev_smooth(int l, std::span<const double> b, std::span<double> x, int degree, bool from_zero);
   double estimate_largest_eigenvalue(int l);
   void require_size(std::span<const double> v, const char* name) const;

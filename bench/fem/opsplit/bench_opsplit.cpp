@@ -44,6 +44,7 @@
 #include "fem/elements/elastic_body.hpp"
 #include "fem/materials/fixed_corotated_newton.hpp"
 #include "fem/opsplit/operator_splitting.hpp"
+#include "linalg/polar_decomposition_batch.hpp"
 #include "linalg/generators.hpp"
 
 namespace {
@@ -180,7 +181,9 @@ class OpsplitRun {
   void step() {
     const fem::OperatorSplittingStepStatistics s = sim_->step();
     // Elements per APD block: one 64-byte vector of the element passes' arithmetic.
-    const double lanes = sim_->options().element_precision == fem::ElementPrecision::single_values ? 16.0 : 8.0;
+    const double lanes = sim_->options().element_precision == fem::ElementPrecision::single_values
+                             ? cholsim::linalg::ApdBlockOf<float>::kLanes
+                             : cholsim::linalg::ApdBlockOf<double>::kLanes;
     const double blocks = std::ceil(static_cast<double>(sim_->body().element_count()) / lanes);
     iterations_.push_back(static_cast<double>(s.rotation_iterations) / blocks);
     fallbacks_.push_back(static_cast<double>(s.rotation_fallbacks));
