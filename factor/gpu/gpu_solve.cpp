@@ -177,8 +177,9 @@ struct GpuSolveFactor::Impl {
   std::int32_t* counters = nullptr;
   std::int32_t* counters_start = nullptr;
   std::size_t counter_count = 0;
-  double* rhs = nullptr;     // device: n rows of kLaneWidth
-  double* pinned = nullptr;  // host, page-locked: n + 1 rows of kLaneWidth
+  double* rhs = nullptr;     // device: n rows of kLaneWidth, Y between the substitutions
+  double* pinned = nullptr;  // host, page-locked and mapped: n + 1 rows of kLaneWidth, B in and X out
+  double* pinned_on_device = nullptr;  // the same memory as the kernels address it
   std::vector<gpu::SolveUnit> host_units;
   std::int64_t* timeline = nullptr;  // 3 stamps per unit, forward then backward; null: off
   std::vector<GpuSolveUnitTiming> forward_timings;
@@ -189,8 +190,8 @@ struct GpuSolveFactor::Impl {
   void invert_diagonal_blocks();
   void transpose_units();
   void release();
-  // Solves the n×kLaneWidth rows at `host` (page-locked) in place, the first `columns` lanes.
-  void run(double* host, int columns);
+  // Solves the n×kLaneWidth rows of `pinned` in place, the first `columns` lanes.
+  void run(int columns);
   void read_timings();
 };
 
@@ -227,8 +228,12 @@ GpuSolveFactor::Impl::Impl(const Factor& factor, std::int64_t memory_limit) : sy
     check(cudaMalloc(reinterpret_cast<void**>(&rhs), static_cast<std::size_t>(std::max<std::int64_t>(lane_bytes, 8))),
           "cudaMalloc (right-hand sides)");
     bytes += lane_bytes;
-    check(cudaHostAlloc(reinterpret_cast<void**>(&pinned), static_cast<std::size_t>(lane_bytes), cudaHostAllocDefault),
+    // Mapped: the kernels read B and write X there themselves (solve_kernels.hpp), which saves
+    // the two copies' latency and the forward's wait for the whole of B.
+    check(cudaHostAlloc(reinterpret_cast<void**>(&pinned), static_cast<std::size_t>(lane_bytes), cudaHostAllocMapped),
           "cudaHostAlloc (right-hand sides)");
+    check(cudaHostGetDevicePointer(reinterpret_cast<void**>(&pinned_on_device), pinned, 0),
+          "cudaHostGetDevicePointer (right-hand sides)");
     std::memset(pinned, 0, static_cast<std::size_t>(lane_bytes));
     host_units = host.units;
     invert_diagonal_blocks();
@@ -333,7 +338,7 @@ void GpuSolveFactor::Impl::release() {
   row_lists = nullptr;
   units = nullptr;
   counters = counters_start = nullptr;
-  rhs = pinned = nullptr;
+  rhs = pinned = pinned_on_device = nullptr;
   if (started) cudaEventDestroy(started);
   if (finished) cudaEventDestroy(finished);
   if (stream) cudaStreamDestroy(stream);
@@ -341,23 +346,24 @@ void GpuSolveFactor::Impl::release() {
   stream = nullptr;
 }
 
-void GpuSolveFactor::Impl::run(double* host, int columns) {
-  const auto bytes_moved = static_cast<std::size_t>(n) * kLaneWidth * sizeof(double);
+void GpuSolveFactor::Impl::run(int columns) {
+  const auto lane_bytes = static_cast<std::size_t>(n) * kLaneWidth * sizeof(double);
+  const auto bytes_moved = static_cast<std::size_t>(n) * static_cast<std::size_t>(columns) * sizeof(double);
   try {
     check(cudaEventRecord(started, stream), "cudaEventRecord");
     check(cudaMemcpyAsync(counters, counters_start, counter_count * sizeof(std::int32_t), cudaMemcpyDeviceToDevice,
                           stream),
           "cudaMemcpyAsync (solve counters)");
-    check(cudaMemcpyAsync(rhs, host, bytes_moved, cudaMemcpyHostToDevice, stream), "cudaMemcpyAsync (to device)");
+    check(cudaMemsetAsync(rhs, 0, lane_bytes, stream), "cudaMemsetAsync (right-hand sides)");
     const auto unit_count = static_cast<std::size_t>(tree.unit_count);
     // The layout of HostSolveTree::counters_start.
     gpu::SolveCounters state{counters, counters + unit_count, counters + 2 * unit_count, timeline};
-    gpu::launch_forward_substitution(tree, state, rhs, static_cast<int>(kLaneWidth), columns, stream);
+    const auto stride = static_cast<int>(kLaneWidth);
+    gpu::launch_forward_substitution(tree, state, pinned_on_device, rhs, stride, columns, stream);
     check(cudaGetLastError(), "forward substitution kernel");
     if (timeline) state.timeline = timeline + 3 * unit_count;
-    gpu::launch_backward_substitution(tree, state, rhs, static_cast<int>(kLaneWidth), columns, stream);
+    gpu::launch_backward_substitution(tree, state, rhs, pinned_on_device, stride, columns, stream);
     check(cudaGetLastError(), "backward substitution kernel");
-    check(cudaMemcpyAsync(host, rhs, bytes_moved, cudaMemcpyDeviceToHost, stream), "cudaMemcpyAsync (to host)");
     check(cudaEventRecord(finished, stream), "cudaEventRecord");
     check(cudaStreamSynchronize(stream), "cudaStreamSynchronize (solve)");
     float milliseconds = 0.0F;
@@ -416,7 +422,7 @@ void GpuSolveFactor::solve(linalg::DenseView b) {
       double* row = d.pinned + static_cast<std::size_t>(k) * kLaneWidth;
       for (Index c = 0; c < width; ++c) row[c] = c < columns ? b(permutation[k], first + c) : 0.0;
     }
-    d.run(d.pinned, static_cast<int>(columns));
+    d.run(static_cast<int>(columns));
     device_seconds += d.stats.device_seconds;
     for (Index k = 0; k < d.n; ++k) {
       const double* row = d.pinned + static_cast<std::size_t>(k) * kLaneWidth;
@@ -438,11 +444,11 @@ void GpuSolveFactor::solve_lanes(std::span<double> lanes, int columns) {
   }
   const auto start = Clock::now();
   if (lanes.data() == d.pinned) {
-    d.run(d.pinned, columns);
+    d.run(columns);
   } else {
     const std::size_t bytes = static_cast<std::size_t>(d.n) * kLaneWidth * sizeof(double);
     std::memcpy(d.pinned, lanes.data(), bytes);
-    d.run(d.pinned, columns);
+    d.run(columns);
     std::memcpy(lanes.data(), d.pinned, bytes);
   }
   d.stats.seconds = std::chrono::duration<double>(Clock::now() - start).count();

@@ -23,9 +23,11 @@ namespace cholsim::factor {
 /// What the last solve did.
 struct GpuSolveStats {
   double seconds = 0.0;         ///< the whole call, host side (permutation and transfers included)
-  double device_seconds = 0.0;  ///< on the device: upload, both substitutions, download
-  std::int64_t bytes_to_device = 0;
-  std::int64_t bytes_from_device = 0;
+  /// On the device (CUDA events): the reset of the work buffers and both substitutions, which
+  /// read B from and write X to the page-locked host buffer themselves (no separate copies).
+  double device_seconds = 0.0;
+  std::int64_t bytes_to_device = 0;    ///< B's solved lanes read across the bus
+  std::int64_t bytes_from_device = 0;  ///< X's solved lanes written back
 };
 
 /// One solve unit's part in a substitution, when recording is on (GpuSolveFactor::
@@ -64,10 +66,10 @@ class GpuSolveFactor {
   /// std::invalid_argument for another size or a column count outside 1…4, GpuError when a
   /// CUDA call fails.
   void solve_lanes(std::span<double> lanes, int columns = 4);
-  /// A lanes buffer in page-locked host memory owned by this object (zeros at first): solving
-  /// it with solve_lanes copies it straight to and from the device, without the copy through
-  /// a staging buffer an ordinary one costs. A right-hand side solved every time step is best
-  /// written here.
+  /// A lanes buffer in page-locked, device-mapped host memory owned by this object (zeros at
+  /// first): solving it with solve_lanes, the kernels read B from it and write X into it
+  /// directly; any other buffer is copied through it on the host. A right-hand side solved
+  /// every time step is best written here.
   [[nodiscard]] std::span<double> pinned_lanes();
 
   /// permutation()[k] = the user row of row k of the permuted system.

@@ -69,6 +69,16 @@ __device__ void load_segment(const double* x, int stride, int first_row, int k, 
   }
 }
 
+// segment[e] += x at the segment's place (the updates the units below subtracted there).
+template <int R>
+__device__ void add_to_segment(const double* x, int stride, int first_row, int k, double* segment) {
+  for (int e = threadIdx.x; e < k * R; e += kThreads) {
+    const int i = e / R;
+    const int c = e - i * R;
+    segment[e] += __ldcg(x + static_cast<long long>(first_row + i) * stride + c);
+  }
+}
+
 template <int R>
 __device__ void store_segment(const double* segment, int first_row, int k, double* x, int stride) {
   for (int e = threadIdx.x; e < k * R; e += kThreads) {
@@ -223,19 +233,22 @@ __device__ void zero(double* values, int count) {
 }
 
 template <int R>
-__global__ void __launch_bounds__(kThreads, 1) forward_kernel(SolveTree tree, SolveCounters counters, double* x,
-                                                           int stride) {
+__global__ void __launch_bounds__(kThreads, 1) forward_kernel(SolveTree tree, SolveCounters counters, const double* b,
+                                                           double* x, int stride) {
   __shared__ double rhs[R * kSolveUnitColumns];
   __shared__ double solved[R * kSolveUnitColumns];
   const int u = tree.forward_order[claim_ticket(counters.tickets)];
   stamp(counters.timeline, u, 0);
   const SolveUnit unit = tree.units[u];
-  prefetch_unit(tree.values + unit.values, unit.leading, unit.columns, unit.rows);
+  const int k = unit.columns;
+  prefetch_unit(tree.values + unit.values, unit.leading, k, unit.rows);
+  // The unit's rows of B depend on no other unit: read them (across the bus when B is mapped host
+  // memory) while waiting, off the critical path.
+  load_segment<R>(b, stride, unit.first_row, k, rhs);
   wait_for(counters.pending + u, 0);
   stamp(counters.timeline, u, 1);
   const double* l = tree.values + unit.values;
-  const int k = unit.columns;
-  load_segment<R>(x, stride, unit.first_row, k, rhs);
+  add_to_segment<R>(x, stride, unit.first_row, k, rhs);  // each thread its own entries of rhs
   zero<R>(solved, k);
   __syncthreads();
   diagonal_product<R>(l, unit.leading, k, rhs, solved);  // the diagonal block holds L₁₁⁻¹
@@ -250,7 +263,7 @@ __global__ void __launch_bounds__(kThreads, 1) forward_kernel(SolveTree tree, So
 
 template <int R>
 __global__ void __launch_bounds__(kThreads, 1) backward_kernel(SolveTree tree, SolveCounters counters, double* x,
-                                                            int stride) {
+                                                            double* result, int stride) {
   __shared__ double rhs[R * kSolveUnitColumns];
   __shared__ double solved[R * kSolveUnitColumns];  // also the gathered x below, before it is zeroed
   const int u = tree.backward_order[claim_ticket(counters.tickets + 1)];
@@ -271,42 +284,49 @@ __global__ void __launch_bounds__(kThreads, 1) backward_kernel(SolveTree tree, S
   diagonal_transpose_product<R>(t, k, rhs, solved);
   __syncthreads();
   store_segment<R>(solved, unit.first_row, k, x, stride);
+  store_segment<R>(solved, unit.first_row, k, result, stride);  // posted writes: nothing waits on them
   signal(counters.done + u, false);
   stamp(counters.timeline, u, 2);
 }
 
-template <int R>
-void launch_both(bool forward, const SolveTree& tree, SolveCounters counters, double* x, int stride,
-                 cudaStream_t stream) {
-  const auto blocks = static_cast<unsigned>(tree.unit_count);
-  if (forward) {
-    forward_kernel<R><<<blocks, kThreads, 0, stream>>>(tree, counters, x, stride);
-  } else {
-    backward_kernel<R><<<blocks, kThreads, 0, stream>>>(tree, counters, x, stride);
+// The right-hand-side count R is a template argument: it sizes the per-lane sums in registers.
+template <template <int> class Launch, typename... Args>
+void launch_for_columns(int columns, Args... args) {
+  switch (columns) {
+    case 1: Launch<1>::run(args...); break;
+    case 2: Launch<2>::run(args...); break;
+    case 3: Launch<3>::run(args...); break;
+    default: Launch<4>::run(args...); break;
   }
 }
 
-void launch(bool forward, const SolveTree& tree, SolveCounters counters, double* x, int stride, int columns,
-            cudaStream_t stream) {
-  if (tree.unit_count == 0) return;
-  switch (columns) {
-    case 1: launch_both<1>(forward, tree, counters, x, stride, stream); break;
-    case 2: launch_both<2>(forward, tree, counters, x, stride, stream); break;
-    case 3: launch_both<3>(forward, tree, counters, x, stride, stream); break;
-    default: launch_both<4>(forward, tree, counters, x, stride, stream); break;
+template <int R>
+struct Forward {
+  static void run(const SolveTree& tree, SolveCounters counters, const double* b, double* x, int stride,
+                  cudaStream_t stream) {
+    forward_kernel<R><<<static_cast<unsigned>(tree.unit_count), kThreads, 0, stream>>>(tree, counters, b, x, stride);
   }
-}
+};
+
+template <int R>
+struct Backward {
+  static void run(const SolveTree& tree, SolveCounters counters, double* x, double* result, int stride,
+                  cudaStream_t stream) {
+    backward_kernel<R><<<static_cast<unsigned>(tree.unit_count), kThreads, 0, stream>>>(tree, counters, x, result,
+                                                                                         stride);
+  }
+};
 
 }  // namespace
 
-void launch_forward_substitution(const SolveTree& tree, SolveCounters counters, double* x, int stride, int columns,
-                                 cudaStream_t stream) {
-  launch(true, tree, counters, x, stride, columns, stream);
+void launch_forward_substitution(const SolveTree& tree, SolveCounters counters, const double* b, double* x, int stride,
+                                 int columns, cudaStream_t stream) {
+  if (tree.unit_count > 0) launch_for_columns<Forward>(columns, tree, counters, b, x, stride, stream);
 }
 
-void launch_backward_substitution(const SolveTree& tree, SolveCounters counters, double* x, int stride, int columns,
-                                  cudaStream_t stream) {
-  launch(false, tree, counters, x, stride, columns, stream);
+void launch_backward_substitution(const SolveTree& tree, SolveCounters counters, double* x, double* result, int stride,
+                                  int columns, cudaStream_t stream) {
+  if (tree.unit_count > 0) launch_for_columns<Backward>(columns, tree, counters, x, result, stride, stream);
 }
 
 }  // namespace cholsim::factor::gpu

@@ -63,12 +63,17 @@ struct SolveCounters {
   std::int64_t* timeline = nullptr;
 };
 
-/// The forward substitution L·Y = B, then the backward one Lᵀ·X = Y, each in place on
-/// `columns` (1 … 4 ≤ stride) right-hand sides stored row by row: row i's value of column c at
-/// x[i·stride + c] (elimination numbering). The counters must be reset before each.
-void launch_forward_substitution(const SolveTree& tree, SolveCounters counters, double* x, int stride, int columns,
-                                 cudaStream_t stream);
-void launch_backward_substitution(const SolveTree& tree, SolveCounters counters, double* x, int stride, int columns,
-                                  cudaStream_t stream);
+/// The forward substitution L·Y = B, then the backward one Lᵀ·X = Y, on `columns` (1 … 4 ≤
+/// stride) right-hand sides stored row by row: row i's value of column c at [i·stride + c]
+/// (elimination numbering). The forward reads B from `b` — mapped page-locked host memory: each
+/// unit reads its rows while it waits for the units below, so B crosses the bus without a copy
+/// before the kernel — and leaves Y in the device buffer `x`, which must be zero on entry (the
+/// units below subtract their updates there). The backward solves in place on `x` and writes
+/// every final row to `result` as well (mapped host memory: the solution leaves without a copy
+/// after the kernel). The counters must be reset before each substitution.
+void launch_forward_substitution(const SolveTree& tree, SolveCounters counters, const double* b, double* x, int stride,
+                                 int columns, cudaStream_t stream);
+void launch_backward_substitution(const SolveTree& tree, SolveCounters counters, double* x, double* result, int stride,
+                                  int columns, cudaStream_t stream);
 
 }  // namespace cholsim::factor::gpu

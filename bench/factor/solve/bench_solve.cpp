@@ -71,7 +71,8 @@ residuals as a Markdown table on stdout, progress on stderr.
   --no-gpu           skip the GPU solve (factor::GpuSolveFactor), which runs when a GPU is present:
                      its table follows the CPU one (solve(): permutation and transfers included;
                      lanes: the operator-splitting step's pinned buffer; device: both
-                     substitutions and the transfers, timed by CUDA events)
+                     substitutions, which read B from and write X to that mapped buffer
+                     themselves, timed by CUDA events)
   --help, -h         this text
 )";
 
