@@ -157,6 +157,7 @@ T* upload_array(const std::vector<T>& host, std::int64_t& bytes) {
 }  // namespace
 
 struct GpuFactorization::Impl {
+  const gpu::CudaLibraries& cuda = gpu::blas_and_solver();  // first: nothing to undo when it throws
   std::shared_ptr<const Symbolic> symbolic;
   std::vector<char> on_device;
   std::vector<Index> device_supernodes;  // postorder
@@ -241,10 +242,10 @@ void GpuFactorization::Impl::set_up(std::int64_t limit) {
   check(cudaStreamCreateWithFlags(&copy_stream, cudaStreamNonBlocking), "cudaStreamCreate");
   check(cudaEventCreateWithFlags(&factored, cudaEventDisableTiming), "cudaEventCreate");
   check(cudaEventCreateWithFlags(&updated, cudaEventDisableTiming), "cudaEventCreate");
-  check(cublasCreate(&blas), "cublasCreate");
-  check(cublasSetStream(blas, compute_stream), "cublasSetStream");
-  check(cusolverDnCreate(&solver), "cusolverDnCreate");
-  check(cusolverDnSetStream(solver, compute_stream), "cusolverDnSetStream");
+  check(cuda.cublasCreate(&blas), "cublasCreate");
+  check(cuda.cublasSetStream(blas, compute_stream), "cublasSetStream");
+  check(cuda.cusolverDnCreate(&solver), "cusolverDnCreate");
+  check(cuda.cusolverDnSetStream(solver, compute_stream), "cusolverDnSetStream");
   copy_back = std::make_unique<HostCopyBack>();
   prepare_maps();
   if (fixed_bytes > memory_limit) {
@@ -285,7 +286,8 @@ void GpuFactorization::Impl::prepare_maps() {
   check(cudaMalloc(reinterpret_cast<void**>(&probe), sizeof(double)), "cudaMalloc");
   for (Index s : device_supernodes) {
     int entries = 0;
-    check(cusolverDnDpotrf_bufferSize(solver, CUBLAS_FILL_MODE_LOWER, sym.column_count(s), probe, sym.row_count(s), &entries),
+    check(cuda.cusolverDnDpotrf_bufferSize(solver, CUBLAS_FILL_MODE_LOWER, sym.column_count(s), probe,
+                                           sym.row_count(s), &entries),
           "cusolverDnDpotrf_bufferSize");
     workspace_entries = std::max(workspace_entries, entries);
   }
@@ -309,8 +311,8 @@ void GpuFactorization::Impl::destroy() {
   cudaFreeHost(a_pinned);
   cudaFree(info_device);
   cudaFree(workspace);
-  if (solver) cusolverDnDestroy(solver);
-  if (blas) cublasDestroy(blas);
+  if (solver) cuda.cusolverDnDestroy(solver);
+  if (blas) cuda.cublasDestroy(blas);
   if (factored) cudaEventDestroy(factored);
   if (updated) cudaEventDestroy(updated);
   if (copy_stream) cudaStreamDestroy(copy_stream);
@@ -363,13 +365,13 @@ void GpuFactorization::Impl::update_block_product(const double* below, Index ld,
   for (Index first = 0; first < u; first += kPanel) {
     const Index width = std::min(kPanel, u - first);
     double* diagonal = update + static_cast<std::int64_t>(first) * u + first;
-    check(cublasDsyrk(blas, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N, width, k, &minus_one, below + first, ld, &one,
-                      diagonal, u),
+    check(cuda.cublasDsyrk(blas, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N, width, k, &minus_one, below + first, ld, &one,
+                           diagonal, u),
           "cublasDsyrk");
     const Index rows = u - first - width;
     if (rows > 0) {
-      check(cublasDgemm(blas, CUBLAS_OP_N, CUBLAS_OP_T, rows, width, k, &minus_one, below + first + width, ld,
-                        below + first, ld, &one, diagonal + width, u),
+      check(cuda.cublasDgemm(blas, CUBLAS_OP_N, CUBLAS_OP_T, rows, width, k, &minus_one, below + first + width, ld,
+                             below + first, ld, &one, diagonal + width, u),
             "cublasDgemm");
     }
   }
@@ -429,12 +431,13 @@ void GpuFactorization::Impl::compute_supernode(Index s, std::span<double> factor
     }
   }
 
-  check(cusolverDnDpotrf(solver, CUBLAS_FILL_MODE_LOWER, k, front, m, workspace, workspace_entries, info_device + index),
+  check(cuda.cusolverDnDpotrf(solver, CUBLAS_FILL_MODE_LOWER, k, front, m, workspace, workspace_entries,
+                              info_device + index),
         "cusolverDnDpotrf");
   if (u > 0) {
     const double one = 1.0;
-    check(cublasDtrsm(blas, CUBLAS_SIDE_RIGHT, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_T, CUBLAS_DIAG_NON_UNIT, u, k, &one,
-                      front, m, front + k, m),
+    check(cuda.cublasDtrsm(blas, CUBLAS_SIDE_RIGHT, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_T, CUBLAS_DIAG_NON_UNIT, u, k,
+                           &one, front, m, front + k, m),
           "cublasDtrsm");
   }
   // L's block is final: it goes to the host on the copy stream while U is formed.
@@ -550,7 +553,17 @@ bool gpu_available(std::string* why_not) {
     }
     return false;
   }
-  return true;
+  return gpu_libraries_available(why_not);
+}
+
+bool gpu_libraries_available(std::string* why_not) {
+  try {
+    gpu::cuda_libraries();
+    return true;
+  } catch (const std::runtime_error& failure) {
+    if (why_not) *why_not = failure.what();
+    return false;
+  }
 }
 
 #else  // built without the CUDA kernels
@@ -565,6 +578,7 @@ bool gpu_available(std::string* why_not) {
   if (why_not) *why_not = "this build has no CUDA factorization (nvcc was not found when CMake configured it)";
   return false;
 }
+bool gpu_libraries_available(std::string* why_not) { return gpu_available(why_not); }
 
 GpuFactorization::GpuFactorization(std::shared_ptr<const Symbolic>, std::vector<char>, std::int64_t) {
   std::string why_not;

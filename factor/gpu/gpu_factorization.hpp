@@ -27,9 +27,14 @@ namespace cholsim::factor {
 
 class UpdateBlockStore;
 
-/// True when this build has the CUDA factorization and a CUDA device is present; otherwise
-/// false with the reason in `*why_not` (when given).
+/// True when this build has the CUDA factorization, a CUDA device is present and cuBLAS and
+/// cuSOLVER open; otherwise false with the reason in `*why_not` (when given).
 bool gpu_available(std::string* why_not = nullptr);
+
+/// Whether cuBLAS and cuSOLVER open: the GPU paths open them on first use instead of linking
+/// them (factor/gpu/cuda_libraries.hpp says why), so a missing or mismatched library shows here,
+/// not at start-up. False with the reason in a build without the CUDA factorization too.
+bool gpu_libraries_available(std::string* why_not = nullptr);
 
 /// What one compute() call did on the device.
 struct GpuRunStats {

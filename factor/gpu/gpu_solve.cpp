@@ -256,19 +256,21 @@ GpuSolveFactor::Impl::Impl(const Factor& factor, std::int64_t memory_limit) : sy
 // Every unit's diagonal triangle replaced by its inverse, in place (cuSOLVER trtri), once: the
 // substitutions then multiply by it (solve_kernels.hpp says why).
 void GpuSolveFactor::Impl::invert_diagonal_blocks() {
+  const gpu::CudaLibraries& cuda = gpu::blas_and_solver();
   cusolverDnHandle_t solver = nullptr;
-  check(cusolverDnCreate(&solver), "cusolverDnCreate");
+  check(cuda.cusolverDnCreate(&solver), "cusolverDnCreate");
   void* device_workspace = nullptr;
   int* info = nullptr;
   try {
-    check(cusolverDnSetStream(solver, stream), "cusolverDnSetStream");
+    check(cuda.cusolverDnSetStream(solver, stream), "cusolverDnSetStream");
     std::size_t device_bytes = 0;
     std::size_t host_bytes = 0;
     for (const gpu::SolveUnit& unit : host_units) {
       std::size_t unit_device = 0;
       std::size_t unit_host = 0;
-      check(cusolverDnXtrtri_bufferSize(solver, CUBLAS_FILL_MODE_LOWER, CUBLAS_DIAG_NON_UNIT, unit.columns, CUDA_R_64F,
-                                        values + unit.values, unit.leading, &unit_device, &unit_host),
+      check(cuda.cusolverDnXtrtri_bufferSize(solver, CUBLAS_FILL_MODE_LOWER, CUBLAS_DIAG_NON_UNIT, unit.columns,
+                                             CUDA_R_64F, values + unit.values, unit.leading, &unit_device,
+                                             &unit_host),
             "cusolverDnXtrtri_bufferSize");
       device_bytes = std::max(device_bytes, unit_device);
       host_bytes = std::max(host_bytes, unit_host);
@@ -277,44 +279,45 @@ void GpuSolveFactor::Impl::invert_diagonal_blocks() {
     check(cudaMalloc(&device_workspace, std::max<std::size_t>(device_bytes, 1)), "cudaMalloc (trtri workspace)");
     check(cudaMalloc(reinterpret_cast<void**>(&info), sizeof(int)), "cudaMalloc (trtri info)");
     for (const gpu::SolveUnit& unit : host_units) {
-      check(cusolverDnXtrtri(solver, CUBLAS_FILL_MODE_LOWER, CUBLAS_DIAG_NON_UNIT, unit.columns, CUDA_R_64F,
-                             values + unit.values, unit.leading, device_workspace, device_bytes, host_workspace.data(),
-                             host_bytes, info),
+      check(cuda.cusolverDnXtrtri(solver, CUBLAS_FILL_MODE_LOWER, CUBLAS_DIAG_NON_UNIT, unit.columns, CUDA_R_64F,
+                                  values + unit.values, unit.leading, device_workspace, device_bytes,
+                                  host_workspace.data(), host_bytes, info),
             "cusolverDnXtrtri");
     }
     check(cudaStreamSynchronize(stream), "cudaStreamSynchronize (trtri)");
   } catch (...) {
     cudaFree(device_workspace);
     cudaFree(info);
-    cusolverDnDestroy(solver);
+    cuda.cusolverDnDestroy(solver);
     throw;
   }
   cudaFree(device_workspace);
   cudaFree(info);
-  cusolverDnDestroy(solver);
+  cuda.cusolverDnDestroy(solver);
 }
 
 // Every unit's m×k trapezoid (its inverted diagonal block included) transposed into its k×m
 // block of `transposed`, once (cuBLAS geam).
 void GpuSolveFactor::Impl::transpose_units() {
+  const gpu::CudaLibraries& cuda = gpu::blas_and_solver();
   cublasHandle_t blas = nullptr;
-  check(cublasCreate(&blas), "cublasCreate");
+  check(cuda.cublasCreate(&blas), "cublasCreate");
   try {
-    check(cublasSetStream(blas, stream), "cublasSetStream");
+    check(cuda.cublasSetStream(blas, stream), "cublasSetStream");
     const double one = 1.0;
     const double zero = 0.0;
     for (const gpu::SolveUnit& unit : host_units) {
       double* target = transposed + unit.transposed;
-      check(cublasDgeam(blas, CUBLAS_OP_T, CUBLAS_OP_N, unit.columns, unit.rows, &one, values + unit.values, unit.leading,
-                        &zero, target, unit.columns, target, unit.columns),
+      check(cuda.cublasDgeam(blas, CUBLAS_OP_T, CUBLAS_OP_N, unit.columns, unit.rows, &one, values + unit.values,
+                             unit.leading, &zero, target, unit.columns, target, unit.columns),
             "cublasDgeam (transpose)");
     }
     check(cudaStreamSynchronize(stream), "cudaStreamSynchronize (transpose)");
   } catch (...) {
-    cublasDestroy(blas);
+    cuda.cublasDestroy(blas);
     throw;
   }
-  cublasDestroy(blas);
+  cuda.cublasDestroy(blas);
 }
 
 GpuSolveFactor::Impl::~Impl() { release(); }

@@ -10,6 +10,8 @@
 #include <cuda_runtime.h>
 #include <cusolverDn.h>
 
+#include "factor/gpu/cuda_libraries.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
@@ -40,6 +42,15 @@ void check(cusolverStatus_t status, const char* call) {
   }
 }
 
+// cuBLAS and cuSOLVER, opened on first use (factor/gpu/cuda_libraries.hpp).
+const gpu::CudaLibraries& libraries() {
+  try {
+    return gpu::cuda_libraries();
+  } catch (const std::runtime_error& failure) {
+    throw std::runtime_error(std::string("SchurSystem (GPU): ") + failure.what());
+  }
+}
+
 /// Device memory that grows on demand and is freed with its owner.
 template <typename T>
 class DeviceBuffer {
@@ -67,22 +78,22 @@ class DeviceBuffer {
 class GpuSchurBackend final : public SchurDenseBackend {
  public:
   explicit GpuSchurBackend(linalg::ConstDenseView s) : m_(s.rows), ld_(std::max<Index>(1, s.rows)) {
-    check(cublasCreate(&blas_), "cublasCreate");
-    check(cusolverDnCreate(&solver_), "cusolverDnCreate");
+    check(cuda_.cublasCreate(&blas_), "cublasCreate");
+    check(cuda_.cusolverDnCreate(&solver_), "cusolverDnCreate");
     const auto entries = static_cast<std::size_t>(ld_) * static_cast<std::size_t>(m_);
     base_.reserve(entries);
     work_.reserve(entries);
     info_.reserve(1);
     upload(s, base_.get());
     int scratch = 0;
-    check(cusolverDnDpotrf_bufferSize(solver_, CUBLAS_FILL_MODE_LOWER, m_, work_.get(), ld_, &scratch),
+    check(cuda_.cusolverDnDpotrf_bufferSize(solver_, CUBLAS_FILL_MODE_LOWER, m_, work_.get(), ld_, &scratch),
           "cusolverDnDpotrf_bufferSize");
     scratch_entries_ = scratch;
     scratch_.reserve(static_cast<std::size_t>(scratch));
   }
   ~GpuSchurBackend() override {
-    cusolverDnDestroy(solver_);
-    cublasDestroy(blas_);
+    cuda_.cusolverDnDestroy(solver_);
+    cuda_.cublasDestroy(blas_);
   }
   GpuSchurBackend(const GpuSchurBackend&) = delete;
   GpuSchurBackend& operator=(const GpuSchurBackend&) = delete;
@@ -97,8 +108,8 @@ class GpuSchurBackend final : public SchurDenseBackend {
     double* staged = staging_.reserve(static_cast<std::size_t>(ld_) * m_);
     upload(delta, staged);
     const double one = 1.0;
-    check(cublasDgeam(blas_, CUBLAS_OP_N, CUBLAS_OP_N, m_, m_, &one, work_.get(), ld_, &one, staged, ld_,
-                      work_.get(), ld_),
+    check(cuda_.cublasDgeam(blas_, CUBLAS_OP_N, CUBLAS_OP_N, m_, m_, &one, work_.get(), ld_, &one, staged, ld_,
+                            work_.get(), ld_),
           "cublasDgeam");
   }
 
@@ -127,16 +138,16 @@ class GpuSchurBackend final : public SchurDenseBackend {
     check(cudaMemcpy(device_c, c.data(), static_cast<std::size_t>(p) * sizeof(double), cudaMemcpyHostToDevice),
           "cudaMemcpy (C)");
     // W·C·Wᵀ = W·(W·C)ᵀ: syrkx writes the lower triangle of a product known to be symmetric.
-    check(cublasDdgmm(blas_, CUBLAS_SIDE_RIGHT, m_, p, device_w, m_, device_c, 1, device_cw, m_), "cublasDdgmm");
+    check(cuda_.cublasDdgmm(blas_, CUBLAS_SIDE_RIGHT, m_, p, device_w, m_, device_c, 1, device_cw, m_), "cublasDdgmm");
     const double one = 1.0;
-    check(cublasDsyrkx(blas_, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N, m_, p, &one, device_w, m_, device_cw, m_, &one,
-                       work_.get(), ld_),
+    check(cuda_.cublasDsyrkx(blas_, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N, m_, p, &one, device_w, m_, device_cw, m_,
+                             &one, work_.get(), ld_),
           "cublasDsyrkx");
   }
 
   int factor() override {
-    check(cusolverDnDpotrf(solver_, CUBLAS_FILL_MODE_LOWER, m_, work_.get(), ld_, scratch_.get(),
-                           scratch_entries_, info_.get()),
+    check(cuda_.cusolverDnDpotrf(solver_, CUBLAS_FILL_MODE_LOWER, m_, work_.get(), ld_, scratch_.get(),
+                                 scratch_entries_, info_.get()),
           "cusolverDnDpotrf");
     int info = 0;
     check(cudaMemcpy(&info, info_.get(), sizeof(int), cudaMemcpyDeviceToHost), "cudaMemcpy (info)");
@@ -162,7 +173,7 @@ class GpuSchurBackend final : public SchurDenseBackend {
     check(cudaMemcpy2D(rhs, m_ * sizeof(double), b.data, b.ld * sizeof(double), m_ * sizeof(double), b.cols,
                        cudaMemcpyHostToDevice),
           "cudaMemcpy2D (B)");
-    check(cusolverDnDpotrs(solver_, CUBLAS_FILL_MODE_LOWER, m_, b.cols, work_.get(), ld_, rhs, m_, info_.get()),
+    check(cuda_.cusolverDnDpotrs(solver_, CUBLAS_FILL_MODE_LOWER, m_, b.cols, work_.get(), ld_, rhs, m_, info_.get()),
           "cusolverDnDpotrs");
     check(cudaMemcpy2D(b.data, b.ld * sizeof(double), rhs, m_ * sizeof(double), m_ * sizeof(double), b.cols,
                        cudaMemcpyDeviceToHost),
@@ -178,6 +189,7 @@ class GpuSchurBackend final : public SchurDenseBackend {
           "cudaMemcpy2D (S)");
   }
 
+  const gpu::CudaLibraries& cuda_ = libraries();
   Index m_;
   Index ld_;
   cublasHandle_t blas_ = nullptr;

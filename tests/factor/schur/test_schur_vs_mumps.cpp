@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <numeric>
 #include <random>
 #include <string>
@@ -36,10 +37,16 @@ TEST(SchurVsMumps, SameSchurComplement) {
 }
 #else
 
-struct SchurCase {
-  std::string name;
+struct SchurProblem {
   SymmetricCscMatrix matrix;
   std::vector<Index> schur_set;
+};
+
+/// Matrices are built by the test that uses them: gtest names every parameterized test at
+/// start-up, in every process, and CTest runs each test in a process of its own.
+struct SchurCase {
+  std::string name;
+  std::function<SchurProblem()> problem;
 };
 
 /// A connected patch of whole nodes of an elasticity box (seed 004's shape, grown from a
@@ -47,13 +54,17 @@ struct SchurCase {
 /// order given, on both sides.
 std::vector<SchurCase> schur_cases() {
   std::vector<SchurCase> cases;
-  SymmetricCscMatrix box = linalg::elasticity_matrix({.nx = 8, .ny = 7, .nz = 6});
-  std::vector<Index> patch = connected_patch(box, 3, 0, 20);
-  cases.push_back({"elasticity_8x7x6_patch", std::move(box), std::move(patch)});
-  SymmetricCscMatrix laplacian = linalg::laplacian_3d(12, 10, 9);
-  std::vector<Index> scattered = linalg::random_subset(laplacian.size(), 45, 23);
-  std::shuffle(scattered.begin(), scattered.end(), std::mt19937(23));
-  cases.push_back({"laplacian_12x10x9_random", std::move(laplacian), std::move(scattered)});
+  cases.push_back({"elasticity_8x7x6_patch", [] {
+                     SymmetricCscMatrix box = linalg::elasticity_matrix({.nx = 8, .ny = 7, .nz = 6});
+                     std::vector<Index> patch = connected_patch(box, 3, 0, 20);
+                     return SchurProblem{std::move(box), std::move(patch)};
+                   }});
+  cases.push_back({"laplacian_12x10x9_random", [] {
+                     SymmetricCscMatrix laplacian = linalg::laplacian_3d(12, 10, 9);
+                     std::vector<Index> scattered = linalg::random_subset(laplacian.size(), 45, 23);
+                     std::shuffle(scattered.begin(), scattered.end(), std::mt19937(23));
+                     return SchurProblem{std::move(laplacian), std::move(scattered)};
+                   }});
   return cases;
 }
 
@@ -65,11 +76,12 @@ class SchurVsMumps : public ::testing::TestWithParam<int> {
 TEST_P(SchurVsMumps, SameSchurComplementAndSolution) {
   const auto cases = schur_cases();
   const SchurCase& test_case = cases[static_cast<std::size_t>(GetParam())];
-  const SymmetricCscMatrix& a = test_case.matrix;
-  ASSERT_GT(test_case.schur_set.size(), 10u);
+  const SchurProblem problem = test_case.problem();
+  const SymmetricCscMatrix& a = problem.matrix;
+  ASSERT_GT(problem.schur_set.size(), 10u);
 
   AnalyzeOptions options;
-  options.schur_set = test_case.schur_set;
+  options.schur_set = problem.schur_set;
   SchurComplementFactor partial(analyze(a, options));
   ASSERT_TRUE(partial.factorize(a, {.threads = 1}).ok()) << partial.status().message;
   const DenseMatrix ours = partial.schur_complement_symmetric();
@@ -78,7 +90,7 @@ TEST_P(SchurVsMumps, SameSchurComplementAndSolution) {
     SCOPED_TRACE(our_order ? "MUMPS in our constrained order" : "MUMPS in its own order");
     reference::MumpsSolver mumps(a);
     mumps.analyze({.permutation = our_order ? partial.symbolic().permutation() : std::span<const Index>{},
-                   .schur_set = test_case.schur_set});
+                   .schur_set = problem.schur_set});
     mumps.factorize();
     const DenseMatrix theirs = mumps.schur_complement();
     ASSERT_EQ(theirs.rows(), ours.rows());

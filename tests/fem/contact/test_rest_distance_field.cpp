@@ -79,8 +79,18 @@ double box_signed_distance(const Vec3& point, const Vec3& size) {
 class SphereDistanceField : public ::testing::Test {
  protected:
   static constexpr double kSpacing = 0.05;
-  static inline const TetMesh mesh_ = make_sphere_mesh(1.0, 16);
-  static inline const RestDistanceField field_{mesh_, kSpacing};
+  // Built on first use and shared by the suite's tests — not as static members, which every
+  // process of this test binary (CTest runs each test in its own) would build at start-up.
+  static const TetMesh& sphere() {
+    static const TetMesh mesh = make_sphere_mesh(1.0, 16);
+    return mesh;
+  }
+  static const RestDistanceField& sphere_field() {
+    static const RestDistanceField field{sphere(), kSpacing};
+    return field;
+  }
+  const TetMesh& mesh_ = sphere();
+  const RestDistanceField& field_ = sphere_field();
 };
 
 TEST_F(SphereDistanceField, GridSamplesAreTheDistanceToTheMeshBoundary) {
