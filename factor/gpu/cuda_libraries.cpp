@@ -9,10 +9,9 @@
 namespace cholsim::factor::gpu {
 namespace {
 
-// The names the build linked against (CMake: the libraries' sonames), so that the versions
-// opened are the ones whose headers were compiled here. The search is the loader's: the
-// executable's run path (it holds CUDA's library folder, cudart being linked), LD_LIBRARY_PATH,
-// the system's cache.
+// By soname, the one of the libraries whose headers were compiled here (CMake reads it from the
+// toolkit's files). The search is the loader's: the executable's run path (it holds CUDA's
+// library folder, cudart being linked), LD_LIBRARY_PATH, the system's cache.
 void* open_library(const char* soname) {
   void* handle = dlopen(soname, RTLD_NOW | RTLD_LOCAL);
   if (!handle) {
@@ -29,32 +28,24 @@ void find(void* library, const char* soname, const char* symbol, Function& funct
   if (!function) throw std::runtime_error(std::string(soname) + " has no function " + symbol);
 }
 
-// A member's symbol: its name after the headers' macros (cublasDgemm → "cublasDgemm_v2").
-#define CHOLSIM_SYMBOL_NAME(name) CHOLSIM_STRINGIFY(name)
+// A member's symbol: its name after the headers' macros (cublasDgemm → "cublasDgemm_v2"); the
+// lists' X(name) hands the name on already expanded.
 #define CHOLSIM_STRINGIFY(text) #text
-#define CHOLSIM_FIND(library, soname, table, name) find(library, soname, CHOLSIM_SYMBOL_NAME(name), table.name)
+#define CHOLSIM_SYMBOL_NAME(name) CHOLSIM_STRINGIFY(name)
+#define CHOLSIM_FIND(name) find(library, soname, CHOLSIM_SYMBOL_NAME(name), table.name);
 
 CudaLibraries open_libraries() {
   CudaLibraries table;
-  void* blas = open_library(CHOLSIM_CUBLAS_SONAME);
-  CHOLSIM_FIND(blas, CHOLSIM_CUBLAS_SONAME, table, cublasCreate);
-  CHOLSIM_FIND(blas, CHOLSIM_CUBLAS_SONAME, table, cublasDestroy);
-  CHOLSIM_FIND(blas, CHOLSIM_CUBLAS_SONAME, table, cublasSetStream);
-  CHOLSIM_FIND(blas, CHOLSIM_CUBLAS_SONAME, table, cublasDgemm);
-  CHOLSIM_FIND(blas, CHOLSIM_CUBLAS_SONAME, table, cublasDsyrk);
-  CHOLSIM_FIND(blas, CHOLSIM_CUBLAS_SONAME, table, cublasDsyrkx);
-  CHOLSIM_FIND(blas, CHOLSIM_CUBLAS_SONAME, table, cublasDtrsm);
-  CHOLSIM_FIND(blas, CHOLSIM_CUBLAS_SONAME, table, cublasDgeam);
-  CHOLSIM_FIND(blas, CHOLSIM_CUBLAS_SONAME, table, cublasDdgmm);
-  void* solver = open_library(CHOLSIM_CUSOLVER_SONAME);
-  CHOLSIM_FIND(solver, CHOLSIM_CUSOLVER_SONAME, table, cusolverDnCreate);
-  CHOLSIM_FIND(solver, CHOLSIM_CUSOLVER_SONAME, table, cusolverDnDestroy);
-  CHOLSIM_FIND(solver, CHOLSIM_CUSOLVER_SONAME, table, cusolverDnSetStream);
-  CHOLSIM_FIND(solver, CHOLSIM_CUSOLVER_SONAME, table, cusolverDnDpotrf_bufferSize);
-  CHOLSIM_FIND(solver, CHOLSIM_CUSOLVER_SONAME, table, cusolverDnDpotrf);
-  CHOLSIM_FIND(solver, CHOLSIM_CUSOLVER_SONAME, table, cusolverDnDpotrs);
-  CHOLSIM_FIND(solver, CHOLSIM_CUSOLVER_SONAME, table, cusolverDnXtrtri_bufferSize);
-  CHOLSIM_FIND(solver, CHOLSIM_CUSOLVER_SONAME, table, cusolverDnXtrtri);
+  {
+    const char* soname = CHOLSIM_CUBLAS_SONAME;
+    void* library = open_library(soname);
+    CHOLSIM_CUBLAS_FUNCTIONS(CHOLSIM_FIND)
+  }
+  {
+    const char* soname = CHOLSIM_CUSOLVER_SONAME;
+    void* library = open_library(soname);
+    CHOLSIM_CUSOLVER_FUNCTIONS(CHOLSIM_FIND)
+  }
   return table;  // the libraries stay open for the process's life
 }
 

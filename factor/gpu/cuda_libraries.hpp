@@ -10,27 +10,23 @@
 
 namespace cholsim::factor::gpu {
 
-/// The cuBLAS and cuSOLVER functions the GPU paths call. Members carry the functions' names as
-/// the headers spell them (cublas_v2.h turns some into their `_v2` symbols, the members too), so
-/// a call reads `cuda_libraries().cublasDgemm(...)`.
+/// The cuBLAS and cuSOLVER functions the GPU paths call, X(name) for each: one list for the
+/// table's members and for the loader.
+#define CHOLSIM_CUBLAS_FUNCTIONS(X)                                                                  \
+  X(cublasCreate) X(cublasDestroy) X(cublasSetStream) X(cublasDgemm) X(cublasDsyrk) X(cublasDsyrkx) \
+  X(cublasDtrsm) X(cublasDgeam) X(cublasDdgmm)
+#define CHOLSIM_CUSOLVER_FUNCTIONS(X)                                                             \
+  X(cusolverDnCreate) X(cusolverDnDestroy) X(cusolverDnSetStream) X(cusolverDnDpotrf_bufferSize) \
+  X(cusolverDnDpotrf) X(cusolverDnDpotrs) X(cusolverDnXtrtri_bufferSize) X(cusolverDnXtrtri)
+
+/// The functions, each member named as the headers spell the function (cublas_v2.h turns some
+/// names into their `_v2` symbols, the members too), so a call reads
+/// `cuda_libraries().cublasDgemm(...)`.
 struct CudaLibraries {
-  decltype(&::cublasCreate) cublasCreate = nullptr;
-  decltype(&::cublasDestroy) cublasDestroy = nullptr;
-  decltype(&::cublasSetStream) cublasSetStream = nullptr;
-  decltype(&::cublasDgemm) cublasDgemm = nullptr;
-  decltype(&::cublasDsyrk) cublasDsyrk = nullptr;
-  decltype(&::cublasDsyrkx) cublasDsyrkx = nullptr;
-  decltype(&::cublasDtrsm) cublasDtrsm = nullptr;
-  decltype(&::cublasDgeam) cublasDgeam = nullptr;
-  decltype(&::cublasDdgmm) cublasDdgmm = nullptr;
-  decltype(&::cusolverDnCreate) cusolverDnCreate = nullptr;
-  decltype(&::cusolverDnDestroy) cusolverDnDestroy = nullptr;
-  decltype(&::cusolverDnSetStream) cusolverDnSetStream = nullptr;
-  decltype(&::cusolverDnDpotrf_bufferSize) cusolverDnDpotrf_bufferSize = nullptr;
-  decltype(&::cusolverDnDpotrf) cusolverDnDpotrf = nullptr;
-  decltype(&::cusolverDnDpotrs) cusolverDnDpotrs = nullptr;
-  decltype(&::cusolverDnXtrtri_bufferSize) cusolverDnXtrtri_bufferSize = nullptr;
-  decltype(&::cusolverDnXtrtri) cusolverDnXtrtri = nullptr;
+#define CHOLSIM_CUDA_FUNCTION_MEMBER(name) decltype(&::name) name = nullptr;
+  CHOLSIM_CUBLAS_FUNCTIONS(CHOLSIM_CUDA_FUNCTION_MEMBER)
+  CHOLSIM_CUSOLVER_FUNCTIONS(CHOLSIM_CUDA_FUNCTION_MEMBER)
+#undef CHOLSIM_CUDA_FUNCTION_MEMBER
 };
 
 /// Opens both libraries on the first call (thread-safe) and returns the same table afterwards.
