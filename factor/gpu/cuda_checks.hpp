@@ -1,7 +1,8 @@
 #pragma once
 // CUDA, cuBLAS and cuSOLVER status checks shared by factor/gpu's sources: a failed call becomes
 // a DeviceFailure naming the call, out-of-memory statuses as GpuRunOutcome::out_of_memory; the
-// cuBLAS/cuSOLVER functions; and the device they all use. Included only where CHOLSIM_HAVE_CUDA_KERNELS is set.
+// cuBLAS/cuSOLVER functions; and the device they all use. Included only where
+// CHOLSIM_HAVE_CUDA_KERNELS is set.
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 #include <cusolverDn.h>
