@@ -22,12 +22,18 @@
 //        factor entries (INFOG(29)) and flops (RINFOG(3)), and S compared with ours.
 // GPU: (ii) is also run with SchurSystemOptions::device = gpu; where this build has no cuSOLVER
 // path or no device is present, its fallback note is printed instead.
+//  (vi)  with --woodbury M,...: only the two routes of an inner iteration with p springs on a
+//        dense m×m S (random, diagonally dominant; springs of 4 or 8 weights on random rows, as
+//        a proxy's tet or a bilateral pair): seed 004's dense refactorization of S + W·C·Wᵀ
+//        against the Woodbury route (factor/schur/schur_low_rank), each refactor + a 3-RHS
+//        solve, alternating, medians; the crossover behind SchurLowRankSolver::prefer_low_rank.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
+#include <random>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -37,6 +43,7 @@
 #include "bench/mumps_reference.hpp"
 #include "factor/numeric/cholesky_factor.hpp"
 #include "factor/schur/schur_complement.hpp"
+#include "factor/schur/schur_low_rank.hpp"
 #include "factor/schur/schur_ordering.hpp"
 #include "factor/schur/schur_system.hpp"
 #include "linalg/blas_threads.hpp"
@@ -56,6 +63,9 @@ constexpr const char* kUsage = R"(usage: bench_schur [options]
   --colliding F      fraction of the Schur nodes with a collision proxy in ΔS (default 0.2)
   --threads T        threads for factorizations and dense kernels (default 2)
   --repeat R         repetitions, medians reported (default 3)
+  --woodbury LIST    only table (vi): Schur sizes m, e.g. 1000,4000 — dense refactorization of
+                     S + W C W^T against the Woodbury route, p/m from --spring-ratios
+  --spring-ratios L  springs per Schur row for --woodbury (default 0.05,0.1,0.25,0.4,0.5,0.6,0.8)
   --help, -h         this text
 )";
 
@@ -65,6 +75,8 @@ struct Options {
   double colliding = 0.2;
   int threads = 2;
   int repeat = 3;
+  std::vector<Index> woodbury_sizes;  // (vi) only, when not empty
+  std::vector<double> spring_ratios = {0.05, 0.1, 0.25, 0.4, 0.5, 0.6, 0.8};
 };
 
 Options parse_options(int argc, char** argv) {
@@ -84,12 +96,22 @@ Options parse_options(int argc, char** argv) {
       options.threads = bench::parse_positive(flag, arguments.value());
     } else if (flag == "--repeat") {
       options.repeat = bench::parse_positive(flag, arguments.value());
+    } else if (flag == "--woodbury") {
+      options.woodbury_sizes = bench::parse_list<Index>(arguments.value());
+    } else if (flag == "--spring-ratios") {
+      options.spring_ratios = bench::parse_list<double>(arguments.value());
     } else {
       throw bench::unknown_option(flag);
     }
   }
   for (const double fraction : options.fractions) {
     if (!(fraction > 0.0 && fraction < 1.0)) throw std::invalid_argument("--fractions must lie in (0, 1)");
+  }
+  for (const Index m : options.woodbury_sizes) {
+    if (m < 8 || m > 20000) throw std::invalid_argument("--woodbury sizes must lie in [8, 20000]");
+  }
+  for (const double ratio : options.spring_ratios) {
+    if (!(ratio > 0.0 && ratio <= 4.0)) throw std::invalid_argument("--spring-ratios must lie in (0, 4]");
   }
   if (!(options.colliding >= 0.0 && options.colliding <= 1.0)) throw std::invalid_argument("--colliding must lie in [0, 1]");
   return options;
@@ -274,9 +296,79 @@ void measure_against_mumps(const linalg::SymmetricCscMatrix& a, factor::SchurCom
 
 }  // namespace
 
+// (vi) A random m×m S, diagonally dominant, both triangles.
+linalg::DenseMatrix random_schur_complement(Index m, std::mt19937& random) {
+  std::uniform_real_distribution<double> uniform(-1.0, 1.0);
+  linalg::DenseMatrix s(m, m);
+  for (Index j = 0; j < m; ++j) {
+    for (Index i = j; i < m; ++i) s(i, j) = s(j, i) = uniform(random);
+    s(j, j) += static_cast<double>(m);
+  }
+  return s;
+}
+
+// (vi) p springs of 4 or 8 weights on random rows, stiffness of the order of S's diagonal.
+CollisionTerm random_springs(Index m, Index p, std::mt19937& random) {
+  std::uniform_real_distribution<double> uniform(0.05, 1.0);
+  CollisionTerm term;
+  linalg::Triplets t;
+  for (Index q = 0; q < p; ++q) {
+    const int entries = q % 2 == 0 ? 4 : 8;
+    for (int k = 0; k < entries; ++k) t.add(static_cast<Index>(random() % static_cast<unsigned>(m)), q, (k < 4 ? 1.0 : -1.0) * uniform(random));
+    term.stiffness.push_back(static_cast<double>(m) * (1.0 + uniform(random)));
+  }
+  term.w = linalg::csc_from_triplets(m, p, t);
+  return term;
+}
+
+// (vi) The dense route against the Woodbury route for each m and p/m.
+void run_woodbury_table(const Options& options) {
+  std::printf("### Inner iteration: dense refactorization of S + W·C·Wᵀ (seed 004 §4.4) against the Woodbury route, "
+              "3 right-hand sides, %d thread(s), medians of %d alternating runs\n\n",
+              options.threads, std::max(options.repeat, 5));
+  std::printf("| m | p | p/m | dense refactor + solve ms | Woodbury refactor + solve ms | Woodbury/dense | max rel. difference |\n");
+  std::printf("|---:|---:|---:|---:|---:|---:|---:|\n");
+  std::mt19937 random(2020);
+  for (const Index m : options.woodbury_sizes) {
+    const linalg::DenseMatrix s = random_schur_complement(m, random);
+    factor::SchurSystem dense(s.view(), {}, {.threads = options.threads});
+    factor::SchurLowRankSolver woodbury(s.view(), options.threads);  // S⁻¹ once, as in the simulation
+    linalg::DenseMatrix b(m, 3);
+    for (Index j = 0; j < 3; ++j) {
+      for (Index i = 0; i < m; ++i) b(i, j) = std::uniform_real_distribution<double>(-1.0, 1.0)(random);
+    }
+    for (const double ratio : options.spring_ratios) {
+      const auto p = std::max<Index>(1, static_cast<Index>(std::lround(ratio * static_cast<double>(m))));
+      const CollisionTerm term = random_springs(m, p, random);
+      linalg::DenseMatrix x_dense = b, x_woodbury = b;
+      const std::vector<double> medians = alternating_medians(std::max(options.repeat, 5), {
+          [&] {
+            x_dense = b;
+            dense.clear_updates();
+            dense.add_low_rank(term.w, term.stiffness);
+            require_ok(dense.refactor(), "dense refactor");
+            dense.solve(x_dense.view());
+          },
+          [&] {
+            x_woodbury = b;
+            require_ok(woodbury.refactor(term.w, term.stiffness), "Woodbury refactor");
+            woodbury.solve(x_woodbury.view());
+          }});
+      std::printf("| %d | %d | %.2f | %.2f | %.2f | %.2f | %.1e |\n", static_cast<int>(m), static_cast<int>(p),
+                  static_cast<double>(p) / static_cast<double>(m), 1e3 * medians[0], 1e3 * medians[1],
+                  medians[1] / medians[0], relative_max_difference(x_woodbury, x_dense));
+      std::fflush(stdout);
+    }
+  }
+}
+
 int main(int argc, char** argv) {
   const Options options = cholsim::bench::parse_command_line("bench_schur", [&] { return parse_options(argc, argv); });
   linalg::set_blas_threads(options.threads);
+  if (!options.woodbury_sizes.empty()) {
+    run_woodbury_table(options);
+    return 0;
+  }
   linalg::ElasticityBoxOptions box;
   box.nx = box.ny = box.nz = options.cells;
   std::fprintf(stderr, "building the scalar matrix of a %d^3-cell tet box...\n", static_cast<int>(options.cells));

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cmath>
 #include <random>
+#include <span>
+#include <vector>
 
 #include "factor/schur/schur_low_rank.hpp"
 #include "linalg/blas.hpp"
@@ -33,43 +35,89 @@ linalg::CscMatrix random_springs(Index m, Index p, std::mt19937& random) {
   return linalg::csc_from_triplets(m, p, triplets);
 }
 
+std::vector<double> random_stiffnesses(Index p, std::mt19937& random) {
+  std::vector<double> c(static_cast<std::size_t>(p));
+  for (double& k : c) k = 1e3 * (1.0 + std::abs(std::uniform_real_distribution<double>(-1.0, 1.0)(random)));
+  return c;
+}
+
+linalg::DenseMatrix random_right_hand_sides(Index m, std::mt19937& random) {
+  linalg::DenseMatrix b(m, 3);
+  for (Index j = 0; j < 3; ++j) {
+    for (Index i = 0; i < m; ++i) b(i, j) = std::uniform_real_distribution<double>(-1.0, 1.0)(random);
+  }
+  return b;
+}
+
+// (S + W·C·Wᵀ)⁻¹·B by forming S + W·C·Wᵀ and factoring it densely: seed 004's route.
+linalg::DenseMatrix dense_solution(const linalg::DenseMatrix& s, const linalg::CscMatrix& w,
+                                   std::span<const double> c, const linalg::DenseMatrix& b) {
+  linalg::DenseMatrix updated = s;
+  for (Index q = 0; q < w.cols; ++q) {
+    for (auto a = w.col_ptr[static_cast<std::size_t>(q)]; a < w.col_ptr[static_cast<std::size_t>(q) + 1]; ++a) {
+      for (auto k = w.col_ptr[static_cast<std::size_t>(q)]; k < w.col_ptr[static_cast<std::size_t>(q) + 1]; ++k) {
+        updated(w.row_idx[static_cast<std::size_t>(a)], w.row_idx[static_cast<std::size_t>(k)]) +=
+            c[static_cast<std::size_t>(q)] * w.values[static_cast<std::size_t>(a)] * w.values[static_cast<std::size_t>(k)];
+      }
+    }
+  }
+  linalg::DenseMatrix x = b;
+  EXPECT_EQ(linalg::blas::potrf(updated.view()), 0);
+  linalg::blas::potrs(updated.view(), x.view());
+  return x;
+}
+
+// max |x − reference| / max |reference|.
+double relative_error(const linalg::DenseMatrix& x, const linalg::DenseMatrix& reference) {
+  double worst = 0.0;
+  double scale = 0.0;
+  for (std::size_t i = 0; i < reference.storage().size(); ++i) {
+    worst = std::max(worst, std::abs(x.storage()[i] - reference.storage()[i]));
+    scale = std::max(scale, std::abs(reference.storage()[i]));
+  }
+  return worst / scale;
+}
+
 TEST(SchurLowRank, EqualsDenseRefactorizationOfTheUpdatedMatrix) {
   std::mt19937 random(11);
   for (Index p : {0, 1, 7, 40}) {
     const Index m = 60;
     const linalg::DenseMatrix s = random_spd(m, random);
     const linalg::CscMatrix w = random_springs(m, p, random);
-    std::vector<double> c(static_cast<std::size_t>(p));
-    for (double& k : c) k = 1e3 * (1.0 + std::abs(std::uniform_real_distribution<double>(-1.0, 1.0)(random)));
-    linalg::DenseMatrix updated = s;
-    for (Index q = 0; q < p; ++q) {
-      for (auto a = w.col_ptr[static_cast<std::size_t>(q)]; a < w.col_ptr[static_cast<std::size_t>(q) + 1]; ++a) {
-        for (auto b = w.col_ptr[static_cast<std::size_t>(q)]; b < w.col_ptr[static_cast<std::size_t>(q) + 1]; ++b) {
-          updated(w.row_idx[static_cast<std::size_t>(a)], w.row_idx[static_cast<std::size_t>(b)]) +=
-              c[static_cast<std::size_t>(q)] * w.values[static_cast<std::size_t>(a)] * w.values[static_cast<std::size_t>(b)];
-        }
-      }
-    }
-    linalg::DenseMatrix b(m, 3);
-    for (Index j = 0; j < 3; ++j) {
-      for (Index i = 0; i < m; ++i) b(i, j) = std::uniform_real_distribution<double>(-1.0, 1.0)(random);
-    }
-    linalg::DenseMatrix reference = b;
-    ASSERT_EQ(linalg::blas::potrf(updated.view()), 0);
-    linalg::blas::potrs(updated.view(), reference.view());
-
+    const std::vector<double> c = random_stiffnesses(p, random);
+    const linalg::DenseMatrix b = random_right_hand_sides(m, random);
     SchurLowRankSolver solver(s.view());
     ASSERT_TRUE(solver.refactor(w, c).ok());
-    solver.solve(b.view());
-    double worst = 0.0;
-    double scale = 0.0;
-    for (Index j = 0; j < 3; ++j) {
-      for (Index i = 0; i < m; ++i) {
-        worst = std::max(worst, std::abs(b(i, j) - reference(i, j)));
-        scale = std::max(scale, std::abs(reference(i, j)));
-      }
+    linalg::DenseMatrix x = b;
+    solver.solve(x.view());
+    EXPECT_LE(relative_error(x, dense_solution(s, w, c, b)), 1e-12) << p << " springs";
+  }
+}
+
+// S⁻¹W is formed in row tiles (L2-sized where S⁻¹ is cached, 512-row runs where it streams
+// from memory: m = 700 and m = 2080 take the two) with storage kept between refactorizations:
+// more springs, fewer, more again must each give the dense route's solution, on one thread
+// and on two (not the same bits: OpenBLAS's potrf and gemm round differently by threads).
+TEST(SchurLowRank, TiledFormationEqualsDenseRouteAcrossRefactorizationsAndThreadCounts) {
+  std::mt19937 random(23);
+  for (const Index m : {700, 2080}) {
+    const linalg::DenseMatrix s = random_spd(m, random);
+    SchurLowRankSolver two_threads(s.view(), 2);
+    SchurLowRankSolver one_thread(s.view(), 1);
+    for (const Index p : {m / 3, m / 10, m / 2}) {
+      const linalg::CscMatrix w = random_springs(m, p, random);
+      const std::vector<double> c = random_stiffnesses(p, random);
+      const linalg::DenseMatrix b = random_right_hand_sides(m, random);
+      ASSERT_TRUE(two_threads.refactor(w, c).ok());
+      ASSERT_TRUE(one_thread.refactor(w, c).ok());
+      linalg::DenseMatrix x = b;
+      linalg::DenseMatrix x_one_thread = b;
+      two_threads.solve(x.view());
+      one_thread.solve(x_one_thread.view());
+      const linalg::DenseMatrix reference = dense_solution(s, w, c, b);
+      EXPECT_LE(relative_error(x, reference), 1e-12) << "m = " << m << ", p = " << p;
+      EXPECT_LE(relative_error(x_one_thread, reference), 1e-12) << "m = " << m << ", p = " << p;
     }
-    EXPECT_LE(worst, 1e-12 * scale) << p << " springs";
   }
 }
 
@@ -93,6 +141,8 @@ TEST(SchurLowRank, RejectsNonPositiveStiffnessAndSolveWithoutFactor) {
 TEST(SchurLowRank, PrefersTheWoodburyRouteOnlyForFewSprings) {
   EXPECT_TRUE(SchurLowRankSolver::prefer_low_rank(4000, 300));
   EXPECT_TRUE(SchurLowRankSolver::prefer_low_rank(4000, 0));
+  EXPECT_TRUE(SchurLowRankSolver::prefer_low_rank(4000, 2600));
+  EXPECT_FALSE(SchurLowRankSolver::prefer_low_rank(4000, 2700));
   EXPECT_FALSE(SchurLowRankSolver::prefer_low_rank(4000, 3000));
 }
 
