@@ -16,7 +16,8 @@
 //   P6  the fill increase of the constrained order, and forward + backward (3 RHS) against an
 //       unconstrained solve with the full factor of K;
 //   P7  the inner iteration at a fixed collision-region size (proxies cut to the 50K scene's
-//       |N_c|) from 50K to 650K tets;
+//       |N_c|; springs on as many of them as the size with the fewest proxies has: the same m
+//       and p in the Schur system at every size) from 50K to 650K tets;
 //   P9  Fig. 4's untangle test: the elbow bent with collisions off, then on; outer iterations
 //       until the deepest proxy is within the tolerance, J = 1 against J = 5.
 // The springs of P1–P4 are those of the animation's last frame (every proxy that collides
@@ -29,8 +30,10 @@
 #include <cmath>
 #include <cstdio>
 #include <functional>
+#include <limits>
 #include <map>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -64,6 +67,7 @@ Markdown tables on stdout (targets P1-P7 and P9 of the issue), progress on stder
   --repeat R       repetitions of each timed solve, medians reported (default 5)
   --threads T      threads (default 2)
   --no-untangle    skip P9
+  --only-p7        only P7 (the fixed-region inner iteration), no animation or baselines
   --help, -h       this text
 )";
 
@@ -74,6 +78,7 @@ struct Arguments {
   int repeat = 5;
   int threads = 2;
   bool untangle = true;
+  bool only_p7 = false;
 };
 
 Index tet_count(const std::string& text) {
@@ -94,6 +99,7 @@ Arguments parse(int argc, char** argv) {
       else if (flag == "--repeat") arguments.repeat = bench::parse_positive("--repeat", cursor.value());
       else if (flag == "--threads") arguments.threads = bench::parse_positive("--threads", cursor.value());
       else if (flag == "--no-untangle") arguments.untangle = false;
+      else if (flag == "--only-p7") arguments.only_p7 = true;
       else throw bench::unknown_option(flag);
     }
     return arguments;
@@ -149,6 +155,8 @@ struct SceneRun {
   std::int64_t factor_pcg_iterations = 0;
   double cholmod_updown_solve = 0.0;
   double frame_with_collisions = 0.0;
+  fem::PdPhaseTimes frame_with_phases;  // of the median collision frame
+  Index frame_with_springs = 0;
   double frame_without = 0.0;
   double unconstrained_solve = 0.0;
 };
@@ -368,24 +376,28 @@ SceneRun measure_scene(const std::string& name, Index target_tets, const Argumen
   // collision-free frame of the same state, so that both see the same machine.
   CollisionFreeFrame without(model, arguments.threads);
   std::vector<double> with_times, without_times, solve_times;
+  std::vector<fem::PdFrameStats> with_frames;
   for (int r = 0; r < arguments.repeat; ++r) {
-    with_times.push_back(simulation.step().times.total);
+    with_frames.push_back(simulation.step());
+    with_times.push_back(with_frames.back().times.total);
     double solve = 0.0;
     without_times.push_back(without.run(simulation.positions(), simulation.frame(), &solve));
     solve_times.push_back(solve);
   }
   run.frame_with_collisions = bench::median(with_times);
+  const auto median_frame = std::min_element(with_frames.begin(), with_frames.end(), [&](const auto& a, const auto& b) {
+    return std::abs(a.times.total - run.frame_with_collisions) < std::abs(b.times.total - run.frame_with_collisions);
+  });
+  run.frame_with_phases = median_frame->times;
+  run.frame_with_springs = median_frame->active_springs;
   run.frame_without = bench::median(without_times);
   run.unconstrained_solve = bench::median(solve_times);
   return run;
 }
 
-// P7: the inner iteration with the collision region cut to `region_nodes` collision-prone
-// nodes (the scene's proxies in their order, nearest the joint first), every proxy held by a
-// spring at its rest position: detection, local step on E_c, right-hand side on N_c, Schur
-// solve — Algorithm 1's steps 4.1–4.5, none of which should grow with the mesh.
-double fixed_region_inner_iteration(const std::string& name, Index target_tets, Index region_nodes,
-                                    const Arguments& arguments, Index* prone_nodes) {
+// P7's scene at one size: the proxies cut to the first ones (in the scene's order, nearest the
+// joint first) whose tets hold at most `region_nodes` collision-prone nodes.
+fem::PdScene scene_with_region(const std::string& name, Index target_tets, Index region_nodes) {
   fem::PdScene scene = fem::make_pd_scene(name, target_tets);
   std::vector<fem::EmbeddedPoint> kept;
   for (const fem::EmbeddedPoint& proxy : scene.proxies) {
@@ -400,13 +412,22 @@ double fixed_region_inner_iteration(const std::string& name, Index target_tets, 
   }
   scene.proxies = kept;
   scene.excision = {};
+  return scene;
+}
+
+// P7: the inner iteration on `scene` (its collision region cut by scene_with_region), its first
+// `spring_count` proxies held by springs at their rest positions (the same count at every
+// size): detection, local step on E_c, right-hand side on N_c, Schur solve — Algorithm 1's
+// steps 4.1–4.5, none of which should grow with the mesh.
+double fixed_region_inner_iteration(const fem::PdScene& scene, std::size_t spring_count, const Arguments& arguments,
+                                    Index* prone_nodes) {
   fem::PdOptions options;
   options.model.threads = arguments.threads;
   options.inner_iterations = 1;
   fem::PdSimulation simulation(scene, options);
   *prone_nodes = simulation.setup().prone_nodes;
   std::vector<fem::SpringRow> springs;
-  for (const fem::EmbeddedPoint& proxy : scene.proxies) {
+  for (const fem::EmbeddedPoint& proxy : std::span(scene.proxies).first(spring_count)) {
     springs.push_back(fem::spring_to_target(scene.mesh, proxy, fem::embedded_position(scene.mesh, proxy, scene.mesh.positions),
                                             scene.proxy_stiffness));
   }
@@ -572,6 +593,27 @@ void print_tables(const std::vector<SceneRun>& runs, const Arguments& arguments)
                 100.0 * r.fill_increase, ms(r.forward + r.backward).c_str(), ms(r.unconstrained_solve).c_str(),
                 ratio(p6).c_str(), verdict(p6 <= 1.3));
   }
+  std::printf("\nShares of the frames above (ms, %% of the frame). With collisions: the median frame, 1 outer + J inner "
+              "iterations; without: the local step and right-hand side over all elements, then one solve with the "
+              "unconstrained factor.\n\n");
+  std::printf("| scene | tets | springs | local step | right-hand side | detection | forward | Schur solves | backward | "
+              "other | without: local step + rhs | without: solve |\n");
+  std::printf("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+  for (const SceneRun& r : runs) {
+    const fem::PdPhaseTimes& t = r.frame_with_phases;
+    const auto share = [&](double seconds, double of) {
+      char text[48];
+      std::snprintf(text, sizeof text, "%s (%.0f %%)", ms(seconds).c_str(), 100.0 * seconds / of);
+      return std::string(text);
+    };
+    const double other = t.total - t.local_step - t.right_hand_side - t.detection - t.forward - t.schur - t.backward;
+    std::printf("| %s | %ld | %ld | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", r.scene.c_str(),
+                static_cast<long>(r.tets), static_cast<long>(r.frame_with_springs), share(t.local_step, t.total).c_str(),
+                share(t.right_hand_side, t.total).c_str(), share(t.detection, t.total).c_str(),
+                share(t.forward, t.total).c_str(), share(t.schur, t.total).c_str(), share(t.backward, t.total).c_str(),
+                share(other, t.total).c_str(), share(r.frame_without - r.unconstrained_solve, r.frame_without).c_str(),
+                share(r.unconstrained_solve, r.frame_without).c_str());
+  }
   (void)arguments;
 }
 
@@ -579,24 +621,35 @@ void print_tables(const std::vector<SceneRun>& runs, const Arguments& arguments)
 
 int main(int argc, char** argv) {
   const Arguments arguments = parse(argc, argv);
-  std::vector<SceneRun> runs;
-  for (const std::string& scene : arguments.scenes) {
-    for (const std::string& size : arguments.sizes) runs.push_back(measure_scene(scene, tet_count(size), arguments));
+  if (!arguments.only_p7) {
+    std::vector<SceneRun> runs;
+    for (const std::string& scene : arguments.scenes) {
+      for (const std::string& size : arguments.sizes) runs.push_back(measure_scene(scene, tet_count(size), arguments));
+    }
+    print_tables(runs, arguments);
   }
-  print_tables(runs, arguments);
 
   std::printf("\n### P7: inner iteration at a fixed collision-region size\n\n");
+  std::printf("The region: the first proxies whose tets hold at most the smallest mesh's N_c collision-prone nodes "
+              "(m, the order of S); of those, as many hold springs at every size as the size with the fewest proxies "
+              "has (p, the springs of S + W·C·Wᵀ).\n\n");
   for (const std::string& scene : arguments.scenes) {
     Index region = 0;
-    std::vector<std::pair<Index, double>> rows;
-    std::vector<Index> regions;
+    std::vector<fem::PdScene> scenes;
+    std::size_t fewest_proxies = std::numeric_limits<std::size_t>::max();
     for (const std::string& size : arguments.sizes) {
-      Index prone = 0;
       if (region == 0) {
         region = static_cast<Index>(fem::collision_prone_nodes(fem::make_pd_scene(scene, tet_count(size))).size());
       }
       progress("P7 " + scene + " " + size + " at |N_c| <= " + std::to_string(region) + "...");
-      rows.emplace_back(tet_count(size), fixed_region_inner_iteration(scene, tet_count(size), region, arguments, &prone));
+      scenes.push_back(scene_with_region(scene, tet_count(size), region));
+      fewest_proxies = std::min(fewest_proxies, scenes.back().proxies.size());
+    }
+    std::vector<std::pair<Index, double>> rows;
+    std::vector<Index> regions;
+    for (const fem::PdScene& cut : scenes) {
+      Index prone = 0;
+      rows.emplace_back(cut.mesh.tet_count(), fixed_region_inner_iteration(cut, fewest_proxies, arguments, &prone));
       regions.push_back(prone);
     }
     double mean = 0.0;
@@ -605,13 +658,13 @@ int main(int argc, char** argv) {
     std::printf("| %s | ", scene.c_str());
     for (std::size_t i = 0; i < rows.size(); ++i) {
       worst = std::max(worst, std::abs(rows[i].second / mean - 1.0));
-      std::printf("%ldK tets, N_c %ld: %s ms | ", static_cast<long>(rows[i].first / 1000), static_cast<long>(regions[i]),
-                  ms(rows[i].second).c_str());
+      std::printf("%ldK tets, N_c %ld, %zu springs: %s ms | ", static_cast<long>(rows[i].first / 1000),
+                  static_cast<long>(regions[i]), fewest_proxies, ms(rows[i].second).c_str());
     }
     std::printf("largest deviation from the mean %.0f %% | holds (±20 %%): %s |\n", 100.0 * worst, verdict(worst <= 0.2));
   }
 
-  if (arguments.untangle && std::find(arguments.scenes.begin(), arguments.scenes.end(), "elbow") != arguments.scenes.end()) {
+  if (arguments.untangle && !arguments.only_p7 && std::find(arguments.scenes.begin(), arguments.scenes.end(), "elbow") != arguments.scenes.end()) {
     untangle_table(arguments);
   }
   return 0;
