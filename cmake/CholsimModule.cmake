@@ -18,6 +18,10 @@ function(cholsim_add_module name)
   target_link_libraries(cholsim_${name} PUBLIC ${ARG_DEPENDS}
     PRIVATE ${ARG_PRIVATE_DEPENDS} $<BUILD_INTERFACE:cholsim_warnings> $<BUILD_INTERFACE:cholsim_sanitizers>)
   target_compile_features(cholsim_${name} PUBLIC cxx_std_20)
+  # The standard headers most files of a module include, parsed once per module instead of once
+  # per file (about a second each, ~200 library files, in both of CI's builds).
+  target_precompile_headers(cholsim_${name} PRIVATE <algorithm> <cmath> <cstdint> <functional> <memory> <span>
+    <stdexcept> <string> <vector>)
   if(CHOLSIM_SANITIZE)
     # A sanitized static library calls into the sanitizer runtimes, so whoever links it —
     # the installed package's consumers included — must link those runtimes too.
