@@ -42,7 +42,7 @@ PdSolver parse_pd_solver(std::string_view name);
 
 /// How the Schur path solves S + W·C·Wᵀ in an inner iteration.
 enum class PdSchurUpdate {
-  automatic,  ///< whichever of the two costs fewer flops for the iteration's springs
+  automatic,  ///< the faster for the iteration's springs: SchurLowRankSolver::prefer_low_rank
   dense,      ///< seed 004 §4.4: add ΔS to S and refactor densely (m³/3)
   low_rank,   ///< Woodbury with S⁻¹ computed once: p³/3 + O(m²) for p springs (CPU only)
 };

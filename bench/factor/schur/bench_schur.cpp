@@ -294,8 +294,6 @@ void measure_against_mumps(const linalg::SymmetricCscMatrix& a, factor::SchurCom
   row.schur_difference = relative_max_difference(ours_order.schur_complement(), partial.schur_complement_symmetric());
 }
 
-}  // namespace
-
 // (vi) A random m×m S, diagonally dominant, both triangles.
 linalg::DenseMatrix random_schur_complement(Index m, std::mt19937& random) {
   std::uniform_real_distribution<double> uniform(-1.0, 1.0);
@@ -361,6 +359,8 @@ void run_woodbury_table(const Options& options) {
     }
   }
 }
+
+}  // namespace
 
 int main(int argc, char** argv) {
   const Options options = cholsim::bench::parse_command_line("bench_schur", [&] { return parse_options(argc, argv); });
