@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <limits>
 #include <numeric>
+#include <random>
 #include <span>
 #include <stdexcept>
 #include <string>
@@ -202,6 +203,18 @@ SymmetricCscMatrix laplacian_2d(Index nx, Index ny) {
 SymmetricCscMatrix laplacian_3d(Index nx, Index ny, Index nz) {
   const std::array<Index, 3> extent{nx, ny, nz};
   return grid_laplacian("laplacian_3d", extent);
+}
+
+DenseMatrix random_dominant_spd_matrix(Index m, std::uint64_t seed) {
+  if (m < 0) throw std::invalid_argument("random_dominant_spd_matrix: negative size " + std::to_string(m));
+  std::mt19937_64 random(seed);
+  std::uniform_real_distribution<double> uniform(-1.0, 1.0);
+  DenseMatrix a(m, m);
+  for (Index j = 0; j < m; ++j) {
+    for (Index i = j; i < m; ++i) a(i, j) = a(j, i) = uniform(random);
+    a(j, j) += static_cast<double>(m);
+  }
+  return a;
 }
 
 std::vector<double> ramp_right_hand_side(const SymmetricCscMatrix& a) {

@@ -1,10 +1,13 @@
 #pragma once
 // Procedural meshes and SPD test matrices: structured tet boxes, the implicit-elasticity
 // system M + Δt²K on such a box (full 3-dof and the per-coordinate scalar variant of seed 003),
-// and finite-difference Laplacians. Used by tests, benchmarks and demo scenes.
+// finite-difference Laplacians, and dense random SPD matrices. Used by tests, benchmarks and
+// demo scenes.
+#include <cstdint>
 #include <vector>
 
 #include "linalg/csc_matrix.hpp"
+#include "linalg/dense_matrix.hpp"
 #include "linalg/index_types.hpp"
 #include "linalg/linear_tetrahedron.hpp"
 
@@ -70,6 +73,11 @@ SymmetricCscMatrix laplacian_2d(Index nx, Index ny);
 /// 7-point Laplacian on an nx×ny×nz grid with homogeneous Dirichlet boundary (SPD): 6 on the
 /// diagonal, -1 for each grid neighbour; unknown (i, j, k) is i + nx·(j + ny·k).
 SymmetricCscMatrix laplacian_3d(Index nx, Index ny, Index nz);
+
+/// A dense m×m symmetric matrix (both triangles) with entries uniform in (−1, 1) from `seed`
+/// and m added to the diagonal: strictly diagonally dominant, hence SPD — the stand-in for a
+/// Schur complement in tests and benchmarks of dense updates.
+DenseMatrix random_dominant_spd_matrix(Index m, std::uint64_t seed);
 
 /// b = A·(1, 2, …, n): a right-hand side whose solution is known and has no symmetry (the
 /// solves compared against CHOLMOD and MUMPS in tests/ and bench/).

@@ -395,5 +395,23 @@ TEST(Generators, RampRightHandSideIsTheMatrixTimesOneToN) {
   EXPECT_EQ(ramp_right_hand_side(a), (std::vector<double>{2.0, 4.0, 10.0}));
 }
 
+TEST(Generators, RandomDominantSpdMatrixIsSymmetricDominantAndReproducible) {
+  const Index m = 40;
+  const DenseMatrix a = random_dominant_spd_matrix(m, 7);
+  for (Index j = 0; j < m; ++j) {
+    double off_diagonal = 0.0;
+    for (Index i = 0; i < m; ++i) {
+      EXPECT_EQ(a(i, j), a(j, i));
+      if (i != j) off_diagonal += std::abs(a(i, j));
+    }
+    EXPECT_GT(a(j, j), off_diagonal);  // > m − 1 against m − 1 entries below 1 in magnitude
+  }
+  DenseMatrix factor = a;
+  EXPECT_EQ(blas::potrf(factor.view()), 0);
+  EXPECT_EQ(random_dominant_spd_matrix(m, 7).storage(), a.storage());
+  EXPECT_NE(random_dominant_spd_matrix(m, 8).storage(), a.storage());
+  EXPECT_THROW(random_dominant_spd_matrix(-1, 7), std::invalid_argument);
+}
+
 }  // namespace
 }  // namespace cholsim::linalg

@@ -294,17 +294,6 @@ void measure_against_mumps(const linalg::SymmetricCscMatrix& a, factor::SchurCom
   row.schur_difference = relative_max_difference(ours_order.schur_complement(), partial.schur_complement_symmetric());
 }
 
-// (vi) A random m×m S, diagonally dominant, both triangles.
-linalg::DenseMatrix random_schur_complement(Index m, std::mt19937& random) {
-  std::uniform_real_distribution<double> uniform(-1.0, 1.0);
-  linalg::DenseMatrix s(m, m);
-  for (Index j = 0; j < m; ++j) {
-    for (Index i = j; i < m; ++i) s(i, j) = s(j, i) = uniform(random);
-    s(j, j) += static_cast<double>(m);
-  }
-  return s;
-}
-
 // (vi) p springs of 4 or 8 weights on random rows, stiffness of the order of S's diagonal.
 CollisionTerm random_springs(Index m, Index p, std::mt19937& random) {
   std::uniform_real_distribution<double> uniform(0.05, 1.0);
@@ -328,7 +317,7 @@ void run_woodbury_table(const Options& options) {
   std::printf("|---:|---:|---:|---:|---:|---:|---:|\n");
   std::mt19937 random(2020);
   for (const Index m : options.woodbury_sizes) {
-    const linalg::DenseMatrix s = random_schur_complement(m, random);
+    const linalg::DenseMatrix s = linalg::random_dominant_spd_matrix(m, random());
     factor::SchurSystem dense(s.view(), {}, {.threads = options.threads});
     factor::SchurLowRankSolver woodbury(s.view(), options.threads);  // S⁻¹ once, as in the simulation
     linalg::DenseMatrix b(m, 3);

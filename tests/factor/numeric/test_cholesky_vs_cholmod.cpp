@@ -10,8 +10,8 @@
 
 #include <algorithm>
 #include <cmath>
-#include <functional>
 #include <cstring>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -87,7 +87,7 @@ CholmodResult cholmod_solve(const SymmetricCscMatrix& a, std::span<const Index> 
 }
 
 /// Matrices are built by the test that uses them: gtest names every parameterized test at
-/// start-up, in every process, and CTest runs each test in a process of its own.
+/// start-up, in every process, and CTest runs each test suite in a process of its own.
 struct VsCholmodCase {
   std::string name;
   std::function<SymmetricCscMatrix()> matrix;

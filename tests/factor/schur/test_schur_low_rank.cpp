@@ -10,19 +10,10 @@
 
 #include "factor/schur/schur_low_rank.hpp"
 #include "linalg/blas.hpp"
+#include "linalg/generators.hpp"
 
 namespace cholsim::factor {
 namespace {
-
-linalg::DenseMatrix random_spd(Index m, std::mt19937& random) {
-  std::uniform_real_distribution<double> uniform(-1.0, 1.0);
-  linalg::DenseMatrix a(m, m);
-  for (Index j = 0; j < m; ++j) {
-    for (Index i = j; i < m; ++i) a(i, j) = a(j, i) = uniform(random);
-    a(j, j) += static_cast<double>(m);
-  }
-  return a;
-}
 
 // p springs of 4 or 8 entries (a proxy's tet, or a bilateral pair), weights of either sign.
 linalg::CscMatrix random_springs(Index m, Index p, std::mt19937& random) {
@@ -82,7 +73,7 @@ TEST(SchurLowRank, EqualsDenseRefactorizationOfTheUpdatedMatrix) {
   std::mt19937 random(11);
   for (Index p : {0, 1, 7, 40}) {
     const Index m = 60;
-    const linalg::DenseMatrix s = random_spd(m, random);
+    const linalg::DenseMatrix s = linalg::random_dominant_spd_matrix(m, random());
     const linalg::CscMatrix w = random_springs(m, p, random);
     const std::vector<double> c = random_stiffnesses(p, random);
     const linalg::DenseMatrix b = random_right_hand_sides(m, random);
@@ -101,7 +92,7 @@ TEST(SchurLowRank, EqualsDenseRefactorizationOfTheUpdatedMatrix) {
 TEST(SchurLowRank, TiledFormationEqualsDenseRouteAcrossRefactorizationsAndThreadCounts) {
   std::mt19937 random(23);
   for (const Index m : {700, 2080}) {
-    const linalg::DenseMatrix s = random_spd(m, random);
+    const linalg::DenseMatrix s = linalg::random_dominant_spd_matrix(m, random());
     SchurLowRankSolver two_threads(s.view(), 2);
     SchurLowRankSolver one_thread(s.view(), 1);
     for (const Index p : {m / 3, m / 10, m / 2}) {
@@ -123,7 +114,7 @@ TEST(SchurLowRank, TiledFormationEqualsDenseRouteAcrossRefactorizationsAndThread
 
 TEST(SchurLowRank, RejectsNonPositiveStiffnessAndSolveWithoutFactor) {
   std::mt19937 random(5);
-  const linalg::DenseMatrix s = random_spd(20, random);
+  const linalg::DenseMatrix s = linalg::random_dominant_spd_matrix(20, random());
   SchurLowRankSolver solver(s.view());
   linalg::DenseMatrix b(20, 1);
   EXPECT_THROW(solver.solve(b.view()), std::logic_error);

@@ -43,7 +43,7 @@ struct SchurProblem {
 };
 
 /// Matrices are built by the test that uses them: gtest names every parameterized test at
-/// start-up, in every process, and CTest runs each test in a process of its own.
+/// start-up, in every process, and CTest runs each test suite in a process of its own.
 struct SchurCase {
   std::string name;
   std::function<SchurProblem()> problem;

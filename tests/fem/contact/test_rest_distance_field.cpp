@@ -80,7 +80,7 @@ class SphereDistanceField : public ::testing::Test {
  protected:
   static constexpr double kSpacing = 0.05;
   // Built on first use and shared by the suite's tests — not as static members, which every
-  // process of this test binary (CTest runs each test in its own) would build at start-up.
+  // process of this test binary (CTest runs each test suite in its own) would build at start-up.
   static const TetMesh& sphere() {
     static const TetMesh mesh = make_sphere_mesh(1.0, 16);
     return mesh;
