@@ -123,10 +123,51 @@ template <typename Real>
   }
 }
 
+/// Lanes [0, count) whose last step was not below the tolerance (NaN included) and, with
+/// `vector_lanes_only`, are not flagged for the scalar routine. Counted without branches and
+/// vectorized: the outcome varies from lane to lane, and mispredicted per-lane tests cost more
+/// than the counting. `tolerance_sq` is the squared tolerance rounded up to Real, so that the
+/// float comparison decides as a double one would.
+template <typename Real>
+[[gnu::always_inline]] inline int moving_lanes_of(const LaneState<Real>& __restrict s, int count, Real tolerance_sq,
+                                                  bool vector_lanes_only) {
+  const Real scalar_weight = vector_lanes_only ? Real(1) : Real(0);
+  Real moving = 0;
+  for (int l = 0; l < count; ++l) {
+    const Real still_moving = static_cast<Real>(!(s.step_norm_sq[l] < tolerance_sq));
+    moving += still_moving * (Real(1) - scalar_weight * s.needs_scalar[l]);
+  }
+  return static_cast<int>(moving);
+}
+
+/// Lanes [0, count) flagged for the scalar routine.
+template <typename Real>
+[[gnu::always_inline]] inline int scalar_lanes_of(const LaneState<Real>& __restrict s, int count) {
+  Real flagged = 0;
+  for (int l = 0; l < count; ++l) flagged += s.needs_scalar[l];
+  return static_cast<int>(flagged);
+}
+
 CHOLSIM_APD_CLONES void prepare_lanes(ApdBlockOf<double>& __restrict b, LaneState<double>& __restrict s) { prepare_lanes_of(b, s); }
 CHOLSIM_APD_CLONES void prepare_lanes(ApdBlockOf<float>& __restrict b, LaneState<float>& __restrict s) { prepare_lanes_of(b, s); }
 CHOLSIM_APD_CLONES void newton_step(ApdBlockOf<double>& __restrict b, LaneState<double>& __restrict s) { newton_step_of(b, s); }
 CHOLSIM_APD_CLONES void newton_step(ApdBlockOf<float>& __restrict b, LaneState<float>& __restrict s) { newton_step_of(b, s); }
+CHOLSIM_APD_CLONES int moving_lanes(const LaneState<double>& s, int count, double tolerance_sq, bool vector_lanes_only) {
+  return moving_lanes_of(s, count, tolerance_sq, vector_lanes_only);
+}
+CHOLSIM_APD_CLONES int moving_lanes(const LaneState<float>& s, int count, float tolerance_sq, bool vector_lanes_only) {
+  return moving_lanes_of(s, count, tolerance_sq, vector_lanes_only);
+}
+CHOLSIM_APD_CLONES int scalar_lanes(const LaneState<double>& s, int count) { return scalar_lanes_of(s, count); }
+CHOLSIM_APD_CLONES int scalar_lanes(const LaneState<float>& s, int count) { return scalar_lanes_of(s, count); }
+
+/// The smallest Real ≥ value: for every Real x, x < rounded_up(t) exactly when double(x) < t.
+template <typename Real>
+Real rounded_up(double value) {
+  Real rounded = static_cast<Real>(value);
+  if (static_cast<double>(rounded) < value) rounded = std::nextafter(rounded, std::numeric_limits<Real>::infinity());
+  return rounded;
+}
 
 void check_sizes(const Mat3Arrays& gradients, const QuaternionArrays& rotations, Index begin, Index end) {
   const Index n = gradients.size();
@@ -191,18 +232,7 @@ ApdBatchStats iterate_blocks(std::span<ApdBlockOf<Real>> blocks, std::span<const
     }
     prepare_lanes(blocks[b], states[b]);
   }
-  const double tolerance_sq = options.tolerance * options.tolerance;
-  // Lanes [0, count) whose last step was not below the tolerance (NaN included), and of those the
-  // ones still on the vector path. Counted without branches: the outcome varies from lane to
-  // lane, and mispredicted per-lane tests cost more than the counting.
-  const auto unconverged_lanes = [&](const LaneState<Real>& state, int count, bool vector_lanes_only) {
-    int unconverged = 0;
-    for (int l = 0; l < count; ++l) {
-      const bool still_moving = !(static_cast<double>(state.step_norm_sq[l]) < tolerance_sq);
-      unconverged += static_cast<int>(still_moving && !(vector_lanes_only && state.needs_scalar[l] != 0));
-    }
-    return unconverged;
-  };
+  const Real tolerance_sq = rounded_up<Real>(options.tolerance * options.tolerance);
   ApdBatchStats stats;
   for (int iteration = 0; iteration < options.max_iterations; ++iteration) {
     bool all_converged = true;
@@ -214,7 +244,7 @@ ApdBatchStats iterate_blocks(std::span<ApdBlockOf<Real>> blocks, std::span<const
       ++stats.vector_iterations;
     }
     for (std::size_t b = 0; b < blocks.size(); ++b) {
-      converged[b] = converged[b] || unconverged_lanes(states[b], kLanes, false) == 0;
+      converged[b] = converged[b] || moving_lanes(states[b], kLanes, tolerance_sq, false) == 0;
       all_converged = all_converged && converged[b];
     }
     if (all_converged) break;
@@ -222,10 +252,8 @@ ApdBatchStats iterate_blocks(std::span<ApdBlockOf<Real>> blocks, std::span<const
   for (std::size_t b = 0; b < blocks.size(); ++b) {
     const LaneState<Real>& state = states[b];
     // A lane stopped by max_iterations keeps its iterate, as the scalar routine would.
-    stats.unconverged += unconverged_lanes(state, lanes[b], true);
-    Real needs_scalar = 0;
-    for (int l = 0; l < lanes[b]; ++l) needs_scalar += state.needs_scalar[l];
-    if (needs_scalar == 0) continue;
+    stats.unconverged += moving_lanes(state, lanes[b], tolerance_sq, true);
+    if (scalar_lanes(state, lanes[b]) == 0) continue;
     for (int l = 0; l < lanes[b]; ++l) {
       if (state.needs_scalar[l] == 0) continue;
       Mat3 f;

@@ -267,6 +267,7 @@ OperatorSplittingStepStatistics OperatorSplittingSimulation::step() {
   pass.update_rotations = s.options.update_rotations;
   pass.apd.tolerance = s.options.rotation_tolerance;
   pass.apd.max_iterations = s.options.rotation_max_iterations;
+  pass.extrapolate_rotations = s.options.rotation_warm_start == RotationWarmStart::extrapolated;
   pass.threads = s.options.threads;
   const auto free_rows = kRightHandSideStride * s.numbering->system_nodes.size();
   const std::span<double> right_hand_side = s.lane_buffer().first(free_rows);

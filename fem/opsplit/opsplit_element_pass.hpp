@@ -40,6 +40,9 @@ struct OpsplitElementPassOptions {
   /// False keeps every rotation as it is (no APD): the frozen-r linear model of eq. 11.
   bool update_rotations = true;
   linalg::ApdOptions apd;  ///< tolerance and iteration bound of the APD
+  /// Warm-start each element's APD at q_n ∘ (q_{n−1}⁻¹ ∘ q_n) — its last step's rotation
+  /// applied once more — instead of at q_n (see OperatorSplittingOptions::rotation_warm_start).
+  bool extrapolate_rotations = false;
   int threads = 1;         ///< as linalg::resolve_thread_count reads it
 };
 
@@ -74,6 +77,13 @@ class OpsplitElementPassOf {
   linalg::ApdBatchStats run_blocks(Index first_block, Index last_block, std::span<const double> predicted,
                                    const OpsplitElementPassOptions& options, Sink&& sink);
 
+  /// One thread: each block's forces added to the right-hand side at once.
+  linalg::ApdBatchStats run_serial(std::span<const double> predicted, std::span<double> right_hand_side,
+                                   const OpsplitElementPassOptions& options);
+  /// More: blocks in parallel into element_forces_, then scatter_rows in parallel.
+  linalg::ApdBatchStats run_threaded(std::span<const double> predicted, std::span<double> right_hand_side,
+                                     const OpsplitElementPassOptions& options, int threads);
+
   /// Threaded path: adds element_forces_ on rows [row_begin, row_end) in element order.
   void scatter_rows(Index row_begin, Index row_end, std::span<double> right_hand_side) const;
 
@@ -92,6 +102,9 @@ class OpsplitElementPassOf {
   };
   std::shared_ptr<const Elements> elements_ = std::make_shared<const Elements>();
   std::array<std::vector<Real>, 4> rotation_;  ///< quaternion w, x, y, z
+  /// The rotations before the last update, for extrapolated warm starts; empty until the first
+  /// run that extrapolates, which starts them at the current rotations (no increment known).
+  std::array<std::vector<Real>, 4> previous_rotation_;
   std::vector<double> element_forces_;  ///< threaded path: [12·slot + 3k + c], force on local node k, coordinate c
 };
 

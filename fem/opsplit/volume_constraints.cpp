@@ -94,7 +94,7 @@ template <typename Real>
 
 /// The edges of constraints [first, first + lanes), formed in double and rounded to Real.
 template <typename Real>
-[[gnu::always_inline]] inline void gather_edges_of(ConstraintBlock<Real>& block, const Index* node_of, Index first,
+[[gnu::always_inline]] inline void gather_constraint_edges_of(ConstraintBlock<Real>& block, const Index* node_of, Index first,
                                                    int lanes, const double* positions) {
   for (int l = 0; l < lanes; ++l) {
     const auto c = static_cast<std::size_t>(first + l);
@@ -126,13 +126,13 @@ template <typename Real>
   }
 }
 
-CHOLSIM_VOLUME_CLONES void gather_edges(ConstraintBlock<double>& block, const Index* node_of, Index first, int lanes,
+CHOLSIM_VOLUME_CLONES void gather_constraint_edges(ConstraintBlock<double>& block, const Index* node_of, Index first, int lanes,
                                         const double* positions) {
-  gather_edges_of(block, node_of, first, lanes, positions);
+  gather_constraint_edges_of(block, node_of, first, lanes, positions);
 }
-CHOLSIM_VOLUME_CLONES void gather_edges(ConstraintBlock<float>& block, const Index* node_of, Index first, int lanes,
+CHOLSIM_VOLUME_CLONES void gather_constraint_edges(ConstraintBlock<float>& block, const Index* node_of, Index first, int lanes,
                                         const double* positions) {
-  gather_edges_of(block, node_of, first, lanes, positions);
+  gather_constraint_edges_of(block, node_of, first, lanes, positions);
 }
 CHOLSIM_VOLUME_CLONES void apply_moves(const ConstraintBlock<double>& block, const Index* node_of, Index first, int lanes,
                                        double* positions) {
@@ -264,7 +264,7 @@ void VolumeConstraintsOf<Real>::project_range(std::span<double> positions, Index
     for (std::size_t b = 0; b < 2; ++b) {
       const Index first = pair + static_cast<Index>(b) * kLanes;
       lanes[b] = static_cast<int>(std::clamp<Index>(end - first, 0, kLanes));
-      if (lanes[b] > 0) gather_edges(blocks[b], node_of, first, lanes[b], positions.data());
+      if (lanes[b] > 0) gather_constraint_edges(blocks[b], node_of, first, lanes[b], positions.data());
     }
     for (std::size_t b = 0; b < 2; ++b) {
       if (lanes[b] > 0) project_block(blocks[b], arrays, static_cast<std::size_t>(pair + static_cast<Index>(b) * kLanes), lanes[b]);

@@ -2,13 +2,13 @@
 set(cholsim_app_test_group opsplit)
 
 cholsim_app_test(help ARGS "opsplit|--help"
-  STDOUT_REGEX "--mesh.*--builtin.*--stiffness.*--poisson.*--density.*--dt.*--volume-iterations.*--frames.*--fixed.*--out.*--solve-precision.*--element-precision.*--json")
+  STDOUT_REGEX "--mesh.*--builtin.*--stiffness.*--poisson.*--density.*--dt.*--volume-iterations.*--frames.*--fixed.*--out.*--solve-precision.*--element-precision.*--rotation-warm-start.*--json")
 
 # A tiny run: one JSON object with the setup, the per-phase step times and the det F range;
 # progress on stderr; frames that VTK's readers open (3 steps + the initial state of a
 # 4x2x2-cell box: 45 nodes, 96 tets) with velocity and volume_ratio.
 set(opsplit_json_keys
-  "mesh_source|nodes|tets|youngs_modulus|dt|volume_iterations|solve_precision|element_precision|fixed_nodes|frames|free_nodes|nnz_L"
+  "mesh_source|nodes|tets|youngs_modulus|dt|volume_iterations|solve_precision|element_precision|rotation_warm_start|fixed_nodes|frames|free_nodes|nnz_L"
   "|analyze_s|factorize_s|rotations_s|rhs_s|solve_s|volume_s|collisions_s|step_s|rotation_fallbacks"
   "|min_volume_ratio|max_volume_error|pvd|vtu_files")
 string(CONCAT opsplit_json_keys ${opsplit_json_keys})
@@ -39,6 +39,12 @@ cholsim_app_test(single_element_precision
   ARGS "${opsplit_tiny}|--element-precision|single|--out|${CMAKE_CURRENT_BINARY_DIR}/opsplit_single"
   STDOUT_REGEX "element passes in: +single
 .*status: +completed")
+# Extrapolated APD warm starts: the run completes and says so; other values are refused.
+cholsim_app_test(extrapolated_warm_start
+  ARGS "${opsplit_tiny}|--rotation-warm-start|extrapolated|--out|${CMAKE_CURRENT_BINARY_DIR}/opsplit_extrapolated"
+  STDOUT_REGEX "rotations warm-started at: +extrapolated
+.*status: +completed")
+cholsim_app_test(bad_rotation_warm_start ARGS "${opsplit_tiny}|--rotation-warm-start|next" EXPECT_EXIT 2 STDOUT_EMPTY)
 cholsim_app_test(bad_device ARGS "${opsplit_tiny}|--device|tpu" EXPECT_EXIT 2 STDOUT_EMPTY)
 # auto: the GPU solve where one is usable, else the CPU's; either way the run completes.
 cholsim_app_test(device_auto ARGS "${opsplit_tiny}|--device|auto|--out|${CMAKE_CURRENT_BINARY_DIR}/opsplit_auto"

@@ -69,6 +69,8 @@ stderr.
                      default of fem::OperatorSplittingOptions) or double
   --element-precision P  arithmetic of the operator-splitting step's element passes (F, APD,
                      forces, volume constraints): double (the default) or single
+  --rotation-warm-start W  where each step's APD starts (fem::RotationWarmStart): previous (the
+                     default, seed 003's) or extrapolated (the last step's rotation taken again)
   --device D         where the operator-splitting step's solve runs: cpu (default) or gpu
                      (factor::GpuSolveFactor, L in double precision on the GPU)
   --no-sweeps        skip Tables 2 and 3 (the Young's modulus and time-step sweeps)
@@ -104,6 +106,7 @@ struct Settings {
   cholsim::factor::TiledSolveFactor::Precision solve_precision = fem::OperatorSplittingOptions{}.solve_precision;
   cholsim::factor::FactorDevice solve_device = cholsim::factor::FactorDevice::cpu;
   fem::ElementPrecision element_precision = fem::ElementPrecision::double_values;
+  fem::RotationWarmStart rotation_warm_start = fem::RotationWarmStart::previous;
 };
 
 struct Scene {
@@ -170,6 +173,7 @@ class OpsplitRun {
     options.solve_precision = settings.solve_precision;
     options.solve_device = settings.solve_device;
     options.element_precision = settings.element_precision;
+    options.rotation_warm_start = settings.rotation_warm_start;
     const auto start = std::chrono::steady_clock::now();
     sim_ = std::make_unique<fem::OperatorSplittingSimulation>(make_body(scene), options);
     setup_seconds_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -425,6 +429,13 @@ Settings parse(int argc, char** argv) {
         throw std::invalid_argument("--element-precision is single or double, not '" + precision + "'");
       }
       s.element_precision = precision == "single" ? fem::ElementPrecision::single_values : fem::ElementPrecision::double_values;
+    } else if (arg == "--rotation-warm-start") {
+      const std::string warm_start = value();
+      if (warm_start != "previous" && warm_start != "extrapolated") {
+        throw std::invalid_argument("--rotation-warm-start is previous or extrapolated, not '" + warm_start + "'");
+      }
+      s.rotation_warm_start =
+          warm_start == "extrapolated" ? fem::RotationWarmStart::extrapolated : fem::RotationWarmStart::previous;
     } else if (arg == "--device") {
       const std::string device = value();
       if (device != "cpu" && device != "gpu") throw std::invalid_argument("--device is cpu or gpu, not '" + device + "'");
@@ -457,7 +468,8 @@ Settings parse(int argc, char** argv) {
 int main(int argc, char** argv) {
   const Settings settings = bench::parse_command_line("bench_opsplit", [&] { return parse(argc, argv); });
   if (settings.peer) {
-    bench::print_peer_table(settings.peer_scenes, settings.peer_binary, settings.peer_runs, settings.steps);
+    bench::print_peer_table(settings.peer_scenes, settings.peer_binary, settings.peer_runs, settings.steps,
+                            settings.rotation_warm_start);
     return 0;
   }
   std::printf("# Operator splitting (seed 003) vs exact corotated FEM, %d threads, E = 1e6 Pa, nu = 0.33, "

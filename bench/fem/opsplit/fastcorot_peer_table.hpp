@@ -182,8 +182,9 @@ inline double run_peer(const std::filesystem::path& binary, const std::filesyste
 }
 
 /// cholsim on the same scene: one simulation, or a batch of copies, with the element passes in
-/// `precision`; returns its median step.
-inline double run_cholsim(const PeerScene& scene, int steps, fem::ElementPrecision precision) {
+/// `precision` and the APD warm-started as `warm_start`; returns its median step.
+inline double run_cholsim(const PeerScene& scene, int steps, fem::ElementPrecision precision,
+                          fem::RotationWarmStart warm_start) {
   fem::Material material;
   material.youngs_modulus = 1e6;
   material.poisson_ratio = 0.33;
@@ -194,6 +195,7 @@ inline double run_cholsim(const PeerScene& scene, int steps, fem::ElementPrecisi
   options.threads = 1;
   options.fixed_nodes = scene.fixed;
   options.element_precision = precision;
+  options.rotation_warm_start = warm_start;
   fem::OperatorSplittingBatch batch;
   batch.add(fem::OperatorSplittingSimulation(fem::make_elastic_body(scene.mesh, material, scene.name), options));
   for (int b = 1; b < scene.bodies; ++b) batch.add_copy(0);
@@ -209,7 +211,7 @@ inline double run_cholsim(const PeerScene& scene, int steps, fem::ElementPrecisi
 
 /// The peer table on stdout (Markdown), progress on stderr.
 inline void print_peer_table(const std::vector<std::string>& scene_names, const std::filesystem::path& binary,
-                             int runs, int steps) {
+                             int runs, int steps, fem::RotationWarmStart warm_start) {
   std::printf("## Against the official seed-003 code (FastCorotatedFEM), one thread\n\n");
   if (!std::filesystem::exists(binary)) {
     std::printf("Peer skipped: no %s (build it with bench/peers/fastcorot/build_fastcorot_peer.sh).\n",
@@ -217,9 +219,10 @@ inline void print_peer_table(const std::vector<std::string>& scene_names, const 
     return;
   }
   std::printf("%d alternating runs (peer, cholsim with double element passes, cholsim with single — "
-              "fem::ElementPrecision) of %d steps each (after one warm-up step); ms per step (all bodies), "
-              "medians over the runs; ratio = median of the per-run cholsim/peer ratios, range in brackets.\n\n",
-              runs, steps);
+              "fem::ElementPrecision; APD warm start: %s) of %d steps each (after one warm-up step); ms per step "
+              "(all bodies), medians over the runs; ratio = median of the per-run cholsim/peer ratios, range in "
+              "brackets.\n\n",
+              runs, warm_start == fem::RotationWarmStart::extrapolated ? "extrapolated" : "previous rotation", steps);
   std::printf("| scene | tets | fixed | bodies | peer ms/step | cholsim double ms/step | ratio double/peer | "
               "cholsim single ms/step | ratio single/peer | about |\n");
   std::printf("|---|---|---|---|---|---|---|---|---|---|\n");
@@ -235,8 +238,8 @@ inline void print_peer_table(const std::vector<std::string>& scene_names, const 
     std::vector<double> theirs, ours_double, ours_single, ratios_double, ratios_single;
     for (int r = 0; r < runs; ++r) {
       theirs.push_back(run_peer(binary, prefix, fixed, scene.bodies, steps));
-      ours_double.push_back(run_cholsim(scene, steps, fem::ElementPrecision::double_values));
-      ours_single.push_back(run_cholsim(scene, steps, fem::ElementPrecision::single_values));
+      ours_double.push_back(run_cholsim(scene, steps, fem::ElementPrecision::double_values, warm_start));
+      ours_single.push_back(run_cholsim(scene, steps, fem::ElementPrecision::single_values, warm_start));
       ratios_double.push_back(ours_double.back() / theirs.back());
       ratios_single.push_back(ours_single.back() / theirs.back());
     }

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <functional>
 #include <numbers>
@@ -323,6 +324,57 @@ TEST(OperatorSplitting, SinglePrecisionElementPassesStayWithinASmallFractionOfTh
   EXPECT_GT(motion, 1e-3);
   EXPECT_LT(difference, 1e-5 * motion);
   EXPECT_GT(difference, 0.0);
+}
+
+/// Positions after `steps` steps of a free box (no fixed node, no gravity) spun about y at
+/// 5 rad/s — 0.05 rad a step, stretching as it spins — and the APD iterations.
+std::vector<double> spinning_box_steps(RotationWarmStart warm_start, int steps, std::int64_t& rotation_iterations,
+                                       double& largest_motion) {
+  OperatorSplittingOptions options;
+  options.time_step = kTimeStep;
+  options.gravity = {0.0, 0.0, 0.0};
+  options.rotation_warm_start = warm_start;
+  OperatorSplittingSimulation sim(small_box(3, 4, 3), options);
+  const std::vector<double> x(sim.positions().begin(), sim.positions().end());
+  std::vector<double> v(x.size(), 0.0);
+  for (std::size_t i = 0; i < x.size(); i += 3) {  // ω × x with ω = (0, 5, 0)
+    v[i] = 5.0 * x[i + 2];
+    v[i + 2] = -5.0 * x[i];
+  }
+  sim.set_state(x, v);
+  rotation_iterations = 0;
+  largest_motion = 0.0;
+  for (int step = 0; step < steps; ++step) {
+    const std::vector<double> before(sim.positions().begin(), sim.positions().end());
+    rotation_iterations += sim.step().rotation_iterations;
+    for (std::size_t i = 0; i < before.size(); ++i) {
+      largest_motion = std::max(largest_motion, std::abs(sim.positions()[i] - before[i]));
+    }
+  }
+  return {sim.positions().begin(), sim.positions().end()};
+}
+
+// Extrapolated APD warm starts (OperatorSplittingOptions::rotation_warm_start) on a spinning
+// body: the same stopping rule from a better start, so the positions differ from the default's
+// only within the APD's tolerance (rotations off by about τ² = 1e-6 rad), in about half the
+// Newton steps. It takes a steady turn: on this soft box untwisting from a twisted start, whose
+// elements turn differently from step to step, it saves nothing (1080 block iterations against
+// 1089 over these 20 steps).
+TEST(OperatorSplitting, ExtrapolatedWarmStartsTakeFewerApdStepsToTheSameTolerance) {
+  constexpr int kSteps = 20;
+  std::int64_t iterations_previous = 0, iterations_extrapolated = 0;
+  double motion = 0.0, unused = 0.0;
+  const auto previous = spinning_box_steps(RotationWarmStart::previous, kSteps, iterations_previous, motion);
+  const auto extrapolated =
+      spinning_box_steps(RotationWarmStart::extrapolated, kSteps, iterations_extrapolated, unused);
+  const double difference = max_difference(extrapolated, previous);
+  std::printf("%d steps: largest motion %.3e m, extrapolated − previous %.3e m; APD block iterations %lld and %lld\n",
+              kSteps, motion, difference, static_cast<long long>(iterations_extrapolated),
+              static_cast<long long>(iterations_previous));
+  EXPECT_GT(motion, 1e-3);
+  EXPECT_LT(difference, 1e-5 * motion);
+  EXPECT_GT(difference, 0.0);
+  EXPECT_LT(static_cast<double>(iterations_extrapolated), 0.75 * static_cast<double>(iterations_previous));
 }
 
 // The step's solve on the GPU (solve_device): ten steps equal the CPU's double-precision copy

@@ -6,6 +6,7 @@
 #include <random>
 #include <stdexcept>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "fem/opsplit/operator_splitting.hpp"
@@ -23,9 +24,11 @@ ElasticBody bar() {
 }
 
 OperatorSplittingOptions options_for(const ElasticBody& body,
-                                     ElementPrecision precision = ElementPrecision::double_values) {
+                                     ElementPrecision precision = ElementPrecision::double_values,
+                                     RotationWarmStart warm_start = RotationWarmStart::previous) {
   OperatorSplittingOptions options;
   options.element_precision = precision;
+  options.rotation_warm_start = warm_start;
   options.threads = 1;
   options.volume_iterations = 2;
   options.fixed_nodes = nodes_near_top(body.rest, 0, 0.0);  // the +x end
@@ -47,20 +50,22 @@ void place(OperatorSplittingSimulation& sim, int index) {
   sim.set_state(x, v);
 }
 
-class OperatorSplittingBatchPrecision : public ::testing::TestWithParam<ElementPrecision> {};
+class OperatorSplittingBatchPrecision
+    : public ::testing::TestWithParam<std::tuple<ElementPrecision, RotationWarmStart>> {};
 
 TEST_P(OperatorSplittingBatchPrecision, CopiesStepExactlyAsSeparateSimulations) {
   constexpr int kBodies = 4;
   constexpr int kSteps = 15;
   const ElasticBody body = bar();
   OperatorSplittingBatch batch;
-  batch.add(OperatorSplittingSimulation(body, options_for(body, GetParam())));
+  const auto [precision, warm_start] = GetParam();
+  batch.add(OperatorSplittingSimulation(body, options_for(body, precision, warm_start)));
   for (int b = 1; b < kBodies; ++b) EXPECT_EQ(batch.add_copy(0), b);
   ASSERT_EQ(batch.size(), kBodies);
   std::vector<OperatorSplittingSimulation> alone;
   for (int b = 0; b < kBodies; ++b) {
     place(batch.body(b), b);
-    alone.emplace_back(body, options_for(body, GetParam()));
+    alone.emplace_back(body, options_for(body, precision, warm_start));
     place(alone.back(), b);
   }
   for (int step = 0; step < kSteps; ++step) {
@@ -87,9 +92,14 @@ TEST_P(OperatorSplittingBatchPrecision, CopiesStepExactlyAsSeparateSimulations) 
 }
 
 INSTANTIATE_TEST_SUITE_P(ElementPrecisions, OperatorSplittingBatchPrecision,
-                         ::testing::Values(ElementPrecision::double_values, ElementPrecision::single_values),
-                         [](const ::testing::TestParamInfo<ElementPrecision>& info) {
-                           return std::string(info.param == ElementPrecision::double_values ? "Double" : "Single");
+                         ::testing::Combine(::testing::Values(ElementPrecision::double_values,
+                                                              ElementPrecision::single_values),
+                                            ::testing::Values(RotationWarmStart::previous,
+                                                              RotationWarmStart::extrapolated)),
+                         [](const auto& info) {
+                           return std::string(std::get<0>(info.param) == ElementPrecision::double_values ? "Double"
+                                                                                                        : "Single") +
+                                  (std::get<1>(info.param) == RotationWarmStart::extrapolated ? "Extrapolated" : "");
                          });
 
 TEST(OperatorSplittingBatch, CopiesShareTheSetupAndNotTheState) {
