@@ -51,7 +51,7 @@ struct OpsplitCommandOptions {
   std::string fixed = "side:0.03";
   std::string out = "opsplit-out";
   int threads = 2;
-  std::string solve_precision = "single";  ///< of the stored L copy (OperatorSplittingOptions)
+  std::string solve_precision = "auto";  ///< of the stored L copy (OperatorSplittingOptions)
   std::string element_precision = "double";  ///< arithmetic of the element passes (OperatorSplittingOptions)
   std::string rotation_warm_start = "previous";  ///< where each step's APD starts (OperatorSplittingOptions)
   std::string device = "cpu";              ///< where the per-step solve runs: cpu, gpu, auto
@@ -145,7 +145,7 @@ void add_report_sections(Report& report, const LoadedMesh& loaded, const Opsplit
   report.add_real("density", "density (kg/m^3)", flags.density);
   report.add_real("dt", "time step (s)", flags.time_step);
   report.add_count("volume_iterations", "volume iterations", flags.volume_iterations);
-  report.add_text("solve_precision", "stored L precision", flags.solve_precision);
+  report.add_text("solve_precision", "stored L precision", setup.solve_precision);
   report.add_text("element_precision", "element passes in", flags.element_precision);
   report.add_text("rotation_warm_start", "rotations warm-started at", flags.rotation_warm_start);
   report.add_text("solve_device", "per-step solve on", setup.solve_device);
@@ -197,8 +197,9 @@ int run_opsplit(const OpsplitCommandOptions& flags) {
   options.volume_iterations = flags.volume_iterations;
   options.fixed_nodes = fixed_nodes(flags.fixed, loaded.mesh);
   options.threads = flags.threads;
-  options.solve_precision = flags.solve_precision == "double" ? factor::TiledSolveFactor::Precision::double_values
-                                                              : factor::TiledSolveFactor::Precision::single_values;
+  options.solve_precision = flags.solve_precision == "double"   ? factor::TiledSolveFactor::Precision::double_values
+                            : flags.solve_precision == "single" ? factor::TiledSolveFactor::Precision::single_values
+                                                                : factor::TiledSolveFactor::Precision::automatic;
   options.element_precision = flags.element_precision == "single" ? fem::ElementPrecision::single_values
                                                                   : fem::ElementPrecision::double_values;
   options.rotation_warm_start = flags.rotation_warm_start == "extrapolated" ? fem::RotationWarmStart::extrapolated
@@ -277,8 +278,9 @@ void add_opsplit_command(CLI::App& app, CommandAction& action) {
   command->add_option("--out", flags->out, "Output folder")->capture_default_str();
   command->add_option("--solve-precision", flags->solve_precision,
                       "How the prefactored L is stored for the per-step solve: single (half the bytes; the step "
-                      "solves for its correction, so the error is relative to it) or double")
-      ->check(CLI::IsMember({"single", "double"}))
+                      "solves for its correction, so the error is relative to it), double, or auto (double where "
+                      "it fits in a core's L2 cache, else single)")
+      ->check(CLI::IsMember({"auto", "single", "double"}))
       ->capture_default_str();
   command->add_option("--element-precision", flags->element_precision,
                       "Arithmetic of the per-element passes (F, rotations, forces, volume constraints): double, or "

@@ -5,6 +5,7 @@
 #include <stdexcept>
 #include <string>
 #include <type_traits>
+#include <unistd.h>
 
 #include "factor/solve/supernodal_solve_vectors.hpp"
 
@@ -393,6 +394,15 @@ void run_substitutions(const Layout<Stored>& l, InterleavedRhs y, double* z, std
   substitute_baseline(l, y, z, ld);
 }
 
+/// One core's L2 cache in bytes, 512 KB where the system does not say (Precision::automatic).
+std::int64_t core_cache_bytes() {
+  static const std::int64_t bytes = [] {
+    const long reported = sysconf(_SC_LEVEL2_CACHE_SIZE);
+    return reported > 0 ? static_cast<std::int64_t>(reported) : std::int64_t{512} << 10;
+  }();
+  return bytes;
+}
+
 /// True when the four-lane AVX2 kernels (substitute_lanes) can run.
 bool lane_kernels_available() {
 #if CHOLSIM_SOLVE_AVX2
@@ -439,6 +449,10 @@ TiledSolveFactor::TiledSolveFactor(const Factor& factor, Precision precision) : 
   supernodes_.push_back({n_, 0, 0, static_cast<std::int64_t>(below_rows_.size()), static_cast<Index>(panels_.size()),
                          static_cast<std::int64_t>(row_lists_.size())});
 
+  if (precision_ == Precision::automatic) {
+    precision_ = static_cast<std::int64_t>(sizeof(double)) * stored <= core_cache_bytes() ? Precision::double_values
+                                                                                         : Precision::single_values;
+  }
   values_.assign(at(stored), 0.0);  // padding rows and the triangles' upper parts stay zero
   const std::span<const double> l = factor.values();
   for (Index s = 0; s < count; ++s) {

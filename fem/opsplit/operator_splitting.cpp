@@ -168,6 +168,7 @@ void OperatorSplittingSimulation::State::make_solver(const factor::Factor& facto
   // Factored once, solved every step: the copy streams L linearly in both substitutions
   // (factor/solve/supernodal_solve_tiled.hpp says why that matters).
   solver = std::make_shared<factor::TiledSolveFactor>(factor, options.solve_precision);
+  setup.solve_precision = solver->precision() == factor::TiledSolveFactor::Precision::single_values ? "single" : "double";
 }
 
 void OperatorSplittingSimulation::State::predict() {

@@ -79,8 +79,10 @@ struct OperatorSplittingOptions {
   /// step solves for Δx = x − x̃, the correction to the predicted positions (eq. 12), so L's
   /// entries rounded to single precision perturb Δx by about κ·10⁻⁷ of itself, not the
   /// positions: on the 55K bar 5·10⁻¹² m after one step and 2·10⁻⁹ m after 60, against
-  /// centimetres of motion per step. Single precision halves the bytes the solve streams.
-  factor::TiledSolveFactor::Precision solve_precision = factor::TiledSolveFactor::Precision::single_values;
+  /// centimetres of motion per step. Single precision halves the bytes the solve streams; the
+  /// default, `automatic`, keeps double where L fits in a core's L2 cache anyway (small meshes,
+  /// where converting the entries would cost more than the bytes save).
+  factor::TiledSolveFactor::Precision solve_precision = factor::TiledSolveFactor::Precision::automatic;
   /// Where the step's solve runs: `cpu` (the tiled copy above), `gpu` (factor::GpuSolveFactor:
   /// L copied to the GPU once, in double precision; the constructor throws std::runtime_error
   /// with the reason when no GPU is usable), or `automatic` (the GPU when one is usable).
@@ -121,6 +123,7 @@ struct OperatorSplittingSetup {
   double analyze_seconds = 0.0;
   double factorize_seconds = 0.0;
   std::string solve_device = "cpu";  ///< where the step's solve runs: "cpu" or "gpu (<device name>)"
+  std::string solve_precision = "double";  ///< how the solved copy of L is stored: "single" or "double"
 };
 
 class OperatorSplittingSimulation {

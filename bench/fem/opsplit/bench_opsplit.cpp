@@ -65,8 +65,9 @@ stderr.
                      (default 20)
   --exact-steps N    measured steps of the exact method, and of Newton with --newton (default 3)
   --threads T        threads for both methods (default 2)
-  --solve-precision P  how the operator-splitting step's copy of L is stored: single (the
-                     default of fem::OperatorSplittingOptions) or double
+  --solve-precision P  how the operator-splitting step's copy of L is stored: auto (the
+                     default of fem::OperatorSplittingOptions: double where it fits in L2), single
+                     or double
   --element-precision P  arithmetic of the operator-splitting step's element passes (F, APD,
                      forces, volume constraints): double (the default) or single
   --rotation-warm-start W  where each step's APD starts (fem::RotationWarmStart): previous (the
@@ -418,11 +419,13 @@ Settings parse(int argc, char** argv) {
       s.threads = bench::parse_positive(arg, value());
     } else if (arg == "--solve-precision") {
       const std::string precision = value();
-      if (precision != "single" && precision != "double") {
-        throw std::invalid_argument("--solve-precision is single or double, not '" + precision + "'");
+      using Precision = cholsim::factor::TiledSolveFactor::Precision;
+      if (precision != "auto" && precision != "single" && precision != "double") {
+        throw std::invalid_argument("--solve-precision is auto, single or double, not '" + precision + "'");
       }
-      s.solve_precision = precision == "single" ? cholsim::factor::TiledSolveFactor::Precision::single_values
-                                                : cholsim::factor::TiledSolveFactor::Precision::double_values;
+      s.solve_precision = precision == "single"   ? Precision::single_values
+                          : precision == "double" ? Precision::double_values
+                                                  : Precision::automatic;
     } else if (arg == "--element-precision") {
       const std::string precision = value();
       if (precision != "single" && precision != "double") {
@@ -476,9 +479,10 @@ int main(int argc, char** argv) {
               "dt = 10 ms unless varied, %s, element passes in %s precision\n\n## Table 1: per-step time vs mesh size\n\n",
               settings.threads,
               settings.solve_device == cholsim::factor::FactorDevice::gpu ? "solve on the GPU (L in double precision)"
-              : settings.solve_precision == cholsim::factor::TiledSolveFactor::Precision::single_values
-                  ? "L copy in single precision"
-                  : "L copy in double precision",
+              : settings.solve_precision == cholsim::factor::TiledSolveFactor::Precision::single_values ? "L copy in single precision"
+              : settings.solve_precision == cholsim::factor::TiledSolveFactor::Precision::double_values
+                  ? "L copy in double precision"
+                  : "L copy in double precision where it fits in L2, else single",
               settings.element_precision == fem::ElementPrecision::single_values ? "single" : "double");
   print_header("mesh");
   std::vector<Measurement> table1;

@@ -12,6 +12,7 @@
 #include <stdexcept>
 #include <string>
 #include <vector>
+#include <unistd.h>
 
 #include "factor/numeric/cholesky_factor.hpp"
 #include "factor/solve/supernodal_solve_tiled.hpp"
@@ -296,6 +297,31 @@ TEST(SolveMultipleRhsTiled, InterleavedRightHandSidesEqualColumnMajorOnes) {
   std::vector<double> short_rows(static_cast<std::size_t>(3 * n - 1));
   EXPECT_THROW(tiled.solve_interleaved(short_rows, 3), std::invalid_argument);
   EXPECT_THROW(tiled.solve_interleaved(short_rows, 0), std::invalid_argument);
+}
+
+// Precision::automatic keeps L in double where the double copy fits in a core's L2 cache and
+// in single beyond it, and solves as the precision it picked does (bit for bit).
+TEST(SolveMultipleRhsTiled, AutomaticPrecisionIsDoubleInL2AndSingleBeyond) {
+  const long reported = sysconf(_SC_LEVEL2_CACHE_SIZE);
+  const std::int64_t l2_bytes = reported > 0 ? reported : std::int64_t{512} << 10;
+  for (const Index side : {8, 250}) {  // ≈ 10³ and ≈ 2·10⁶ stored values (16 MB in double)
+    const auto a = linalg::laplacian_2d(side, side);
+    const Index n = a.size();
+    Factor factor(analyze(a));
+    ASSERT_TRUE(factor.factorize(a).ok());
+    TiledSolveFactor automatic(factor, TiledSolveFactor::Precision::automatic);
+    const bool fits = 8 * automatic.stored_values() <= l2_bytes;
+    EXPECT_EQ(fits, side == 8) << 8 * automatic.stored_values() << " bytes against " << l2_bytes;
+    const auto expected_precision = fits ? TiledSolveFactor::Precision::double_values
+                                         : TiledSolveFactor::Precision::single_values;
+    EXPECT_EQ(automatic.precision(), expected_precision) << "side " << side;
+    TiledSolveFactor chosen(factor, expected_precision);
+    const std::vector<double> rhs = random_right_hand_sides(n, 3, 5);
+    std::vector<double> x_automatic = rhs, x_chosen = rhs;
+    automatic.solve_interleaved(x_automatic, 3);
+    chosen.solve_interleaved(x_chosen, 3);
+    EXPECT_EQ(x_automatic, x_chosen) << "side " << side;
+  }
 }
 
 // Right-hand sides the caller keeps permuted, four a row (solve_lanes), give solve_interleaved's
