@@ -34,7 +34,7 @@ struct OctreeFleshOptions {
   double solver_tolerance = 1e-6;  ///< relative residual of each linear solve (within the iteration cap)
   OctreeLinearSolver solver = OctreeLinearSolver::mgpcg;
   OctreeLevelsOptions levels;
-  double bone_stiffness = 0.0;   ///< N/m per bone point; 0: 1e3·E·h (stiff against the finest elements)
+  double bone_stiffness = 0.0;   ///< N/m per bone point; 0: 1e2·E·h (stiff against the finest elements)
   double contact_stiffness = 0.0;  ///< N/m per surface point in the normal direction; 0: 1e2·E·h
   double tangential_ratio = 0.1;   ///< tangential spring / normal spring (§8: "lower in the tangential direction")
   double friction = 0.5;           ///< Coulomb bound on the tangential spring force
