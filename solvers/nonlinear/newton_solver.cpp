@@ -66,6 +66,9 @@ bool is_extrapolated(NewtonMethod method) {
 bool uses_step_start_factor(NewtonMethod method) {
   return is_extrapolated(method) || method == NewtonMethod::newton_frozen || method == NewtonMethod::hybrid_frozen;
 }
+bool is_refactored(NewtonMethod method) {
+  return method == NewtonMethod::newton_refactored || method == NewtonMethod::hybrid_refactored;
+}
 
 double dot(std::span<const double> a, std::span<const double> b) {
   double sum = 0.0;
@@ -85,6 +88,7 @@ void check_options(const NewtonOptions& options) {
   require(options.pcg_tolerance > 0.0, "pcg_tolerance must be positive");
   require(options.refresh_ratio >= 0.0 && options.refresh_ratio <= 1.0, "refresh_ratio must lie in [0, 1]");
   require(options.dofs_per_node >= 1, "dofs_per_node must be at least 1");
+  require(options.direct_probe_every >= 0, "direct_probe_every must not be negative");
 }
 
 void check_sizes(const NonlinearProblem& problem, std::span<const double> x, const NewtonSolver::StepContext& step) {
@@ -139,11 +143,27 @@ struct NewtonSolver::State {
   linalg::SymmetricCscMatrix factored_matrix;  ///< block route: the problem's factored matrix
   std::vector<Index> changed_columns;  ///< of the last refresh: empty when nothing had moved
 
+  // …-R's fallback (NewtonOptions::direct_probe_every): averaged seconds per solve of each way
+  // (0: not measured yet), the way of this solve, the preferred way, and the solves since the
+  // other way was last tried.
+  double refactored_solve_seconds = 0.0;
+  double direct_solve_seconds = 0.0;
+  int refactored_solves_timed = 0;
+  bool analysed_in_this_solve = false;  ///< its time includes the analysis: not timed
+  bool solve_directly = false;
+  bool prefer_direct = false;
+  bool probing = false;  ///< this solve runs the way not preferred, to time it
+  int solves_since_probe = 0;
+  int probe_interval = 0;  ///< solves between probes: doubles while probes lose clearly
+  void choose_solve_way();
+  void record_solve_time(double seconds);
+
   linalg::SymmetricCscMatrix hessian, hessian_rate;
   std::vector<double> gradient, negative_gradient, direction, trial, trial_gradient, zero_velocity;
   double energy = 0.0;
 
-  void ensure_analysis(const NonlinearProblem& problem);
+  /// Analyses the problem's pattern unless it is the one analysed; returns whether it did.
+  bool ensure_analysis(const NonlinearProblem& problem);
   void reset_factors();
 
   [[nodiscard]] factor::FactorOptions factor_options(bool retain_update_blocks) const;
@@ -186,11 +206,11 @@ struct NewtonSolver::State {
   bool accept_trial(NonlinearProblem& problem, double step, double slope, NewtonStatistics& stats);
 };
 
-void NewtonSolver::State::ensure_analysis(const NonlinearProblem& problem) {
+bool NewtonSolver::State::ensure_analysis(const NonlinearProblem& problem) {
   const linalg::SymmetricCscMatrix& pattern = problem.hessian_pattern();
   if (symbolic && &pattern == analysed_pattern && pattern.size() == analysed_size &&
       pattern.nnz_lower() == analysed_nnz) {
-    return;
+    return false;
   }
   factor::AnalyzeOptions analyze_options;
   analyze_options.dofs_per_node = options.dofs_per_node;
@@ -215,6 +235,39 @@ void NewtonSolver::State::ensure_analysis(const NonlinearProblem& problem) {
     work->assign(n, 0.0);
   }
   reset_factors();
+  return true;
+}
+
+void NewtonSolver::State::choose_solve_way() {
+  solve_directly = false;
+  if (!is_refactored(method) || options.direct_probe_every == 0) return;
+  // The first probe as soon as two refactored solves are timed (short runs), then periodic.
+  if (probe_interval == 0) probe_interval = options.direct_probe_every;
+  const bool first_probe = direct_solve_seconds == 0.0 && refactored_solves_timed >= 2;
+  probing = first_probe || solves_since_probe >= probe_interval;
+  solves_since_probe = probing ? 0 : solves_since_probe + 1;
+  solve_directly = probing != prefer_direct;
+  // A direct solve factors without retained update blocks: the next refactored solve starts
+  // over from a full factorization of its own.
+  if (solve_directly) refactorable = false;
+}
+
+void NewtonSolver::State::record_solve_time(double seconds) {
+  if (!is_refactored(method) || options.direct_probe_every == 0 || analysed_in_this_solve) return;
+  if (!solve_directly) ++refactored_solves_timed;
+  // Halving averages: the cost of a solve drifts with the motion, and the last few tell it.
+  double& average = solve_directly ? direct_solve_seconds : refactored_solve_seconds;
+  average = average == 0.0 ? seconds : 0.5 * (average + seconds);
+  if (direct_solve_seconds == 0.0 || refactored_solve_seconds == 0.0) return;
+  const double preferred = prefer_direct ? direct_solve_seconds : refactored_solve_seconds;
+  const double other = prefer_direct ? refactored_solve_seconds : direct_solve_seconds;
+  // A probe that lost by more than a tenth makes the next one wait twice as long (up to 8×),
+  // so that a clear choice is rarely paid for; a close or winning one keeps probing often.
+  if (probing) {
+    probe_interval = other > 1.1 * preferred ? std::min(2 * probe_interval, 8 * options.direct_probe_every)
+                                             : options.direct_probe_every;
+  }
+  prefer_direct = direct_solve_seconds < refactored_solve_seconds;
 }
 
 void NewtonSolver::State::reset_factors() {
@@ -279,7 +332,7 @@ bool NewtonSolver::State::evaluate_initial_guess(NonlinearProblem& problem, std:
 bool NewtonSolver::State::prepare_step_factor(NonlinearProblem& problem, std::span<const double> x,
                                               const StepContext& step, NewtonStatistics& stats) {
   if (uses_step_start_factor(method)) return prepare_reference_factor(problem, x, step, stats);
-  if (method == NewtonMethod::hybrid_refactored) {
+  if (method == NewtonMethod::hybrid_refactored && !solve_directly) {
     // HYBRID-R brings its factor up to date once, at the point the solve starts from.
     return refresh_refactored_factor(problem, x, stats);
   }
@@ -459,13 +512,13 @@ void NewtonSolver::State::iterate(NonlinearProblem& problem, std::span<double> x
                                   NewtonStatistics& stats) {
   // Thesis §5.5: ‖∇E‖ ≤ max(absolute, relative·‖∇E(x₀)‖).
   const double tolerance = std::max(options.absolute_tolerance, options.relative_tolerance * stats.initial_gradient_norm);
-  Phase phase = is_hybrid(method) ? Phase::quasi_newton : Phase::newton;
+  Phase phase = is_hybrid(method) && !solve_directly ? Phase::quasi_newton : Phase::newton;
   const auto switch_to_newton = [&] {
     stats.switched_to_newton = true;
     phase = Phase::newton;
   };
   // HYBRID-R: whether the factor was brought up to date at the current iterate.
-  bool factor_is_current = method == NewtonMethod::hybrid_refactored;
+  bool factor_is_current = method == NewtonMethod::hybrid_refactored && !solve_directly;
   // An iteration is one direction and its line search, whether or not the search succeeds.
   while (stats.final_gradient_norm > tolerance && stats.iterations < iteration_limit) {
     if (phase == Phase::quasi_newton && stats.quasi_newton_iterations >= options.quasi_newton_iterations) {
@@ -514,12 +567,14 @@ bool NewtonSolver::State::refresh_when_slow(Phase phase, double previous_norm, N
 bool NewtonSolver::State::compute_direction(Phase phase, NonlinearProblem& problem, std::span<const double> x,
                                             NewtonStatistics& stats) {
   if (phase == Phase::quasi_newton) return factor_direction(stats);  // Algorithm 5.3
-  if (method == NewtonMethod::newton_refactored || method == NewtonMethod::hybrid_refactored) {
+  if (is_refactored(method) && !solve_directly) {
     return refresh_refactored_factor(problem, x, stats) && factor_pcg_direction(stats);
   }
   assemble_hessian(problem, x, stats);
   switch (method) {
     case NewtonMethod::newton_direct:
+    case NewtonMethod::newton_refactored:  // solving directly (NewtonOptions::direct_probe_every)
+    case NewtonMethod::hybrid_refactored:
       return factorize_hessian(false, "∇²E", stats) && factor_direction(stats);
     case NewtonMethod::newton_iterative:
       return jacobi_pcg_direction(stats);
@@ -617,13 +672,16 @@ NewtonStatistics NewtonSolver::solve(NonlinearProblem& problem, std::span<double
   const auto start = Clock::now();
   State& s = *state_;
   NewtonStatistics stats;
-  s.ensure_analysis(problem);
+  s.analysed_in_this_solve = s.ensure_analysis(problem);
+  s.choose_solve_way();
+  stats.solved_directly = s.solve_directly;
   if (s.evaluate_initial_guess(problem, x, stats) && s.prepare_step_factor(problem, x, step, stats)) {
     s.iterate(problem, x, step.iteration_limit > 0 ? step.iteration_limit : s.options.max_iterations, stats);
   }
   ++s.calls;
   if (stats.refactorizations > 0) stats.refactorized_flop_fraction /= stats.refactorizations;
   stats.total_seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  s.record_solve_time(stats.total_seconds);
   return stats;
 }
 

@@ -87,6 +87,15 @@ struct NewtonOptions {
   /// factor up to date at the new iterate (only the blocks that moved are refactorized); a
   /// failed quasi-Newton line search does the same once before handing over to Newton.
   double refresh_ratio = 0.5;
+  /// NEWTON-R / HYBRID-R fall back to NEWTON-D where it is faster: every
+  /// `direct_probe_every`-th solve() runs the other way than the preferred one, and the
+  /// solves after it run the way whose solves took less time (an average of the recent
+  /// ones of each way). Refactorizing pays where a factorization dominates the Newton step;
+  /// on small meshes, where it does not, the selective assembly and the PCG iterations an
+  /// approximate factor needs cost more than the refactorization saves (seed 002 ch. 5's
+  /// 21K-tet armadillo variants: NEWTON-R 0.81–0.92× NEWTON-D). 0: never fall back, so that
+  /// the method's iterates do not depend on timings.
+  int direct_probe_every = 8;
   int threads = 2;  ///< factorizations and element work
   /// Unknowns per mesh node, for the fill-reducing ordering of the Hessian's pattern
   /// (factor::AnalyzeOptions::dofs_per_node): 3 for FEM elasticity, 1 orders the scalar graph.
@@ -119,6 +128,8 @@ struct NewtonStatistics {
   double evaluation_seconds = 0.0;  ///< energy() and gradient()
   double total_seconds = 0.0;
   std::string failure;  ///< empty, or why the last factorization/solve failed
+  /// …-R: this solve ran as NEWTON-D (NewtonOptions::direct_probe_every).
+  bool solved_directly = false;
 };
 
 class NewtonSolver {

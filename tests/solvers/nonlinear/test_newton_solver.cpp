@@ -376,6 +376,48 @@ TEST(NewtonSolver, RefactoredRecomputesOnlyPartOfTheFactorWhenPartOfTheProblemCh
   EXPECT_LT(relative_distance(x, minimizer(problem, x)), 1e-8);
 }
 
+// The cost-aware fallback of NEWTON-R and HYBRID-R (NewtonOptions::direct_probe_every): once
+// two solves after the analysis are timed, the next runs NEWTON-D's way — a full factorization
+// and a direct solve each iteration, no refactorization, no PCG — and lands where NEWTON-D
+// does; later solves run whichever way was faster, all of them converging. With 0 no solve
+// falls back. (Which way the later solves take depends on timings; these checks do not.)
+TEST(NewtonSolver, RefactoredMethodsTryTheDirectWayAndConvergeEitherWay) {
+  for (NewtonMethod method : {NewtonMethod::newton_refactored, NewtonMethod::hybrid_refactored}) {
+    for (int probe_every : {8, 0}) {
+      GridProblem problem(20, 20);
+      NewtonOptions options = tight_options();
+      options.direct_probe_every = probe_every;
+      NewtonSolver solver(method, options);
+      std::vector<double> x(400, 0.0);
+      int direct_solves = 0;
+      for (int call = 0; call < 12; ++call) {
+        problem.quartic[static_cast<std::size_t>(call * 31 % 400)] += 2.0;  // the problem moves a little
+        const std::vector<double> start = x;
+        const NewtonStatistics stats = solver.solve(problem, x, {});
+        SCOPED_TRACE(std::string(method_name(method)) + ", probe every " + std::to_string(probe_every) + ", call " +
+                     std::to_string(call));
+        EXPECT_TRUE(stats.converged) << stats.failure;
+        EXPECT_LT(relative_distance(x, minimizer(problem, start)), 1e-8);
+        direct_solves += stats.solved_directly ? 1 : 0;
+        if (probe_every > 0 && call == 3) {
+          EXPECT_TRUE(stats.solved_directly) << "the first probe";
+        } else if (probe_every == 0 || call < 3) {
+          EXPECT_FALSE(stats.solved_directly);
+        }
+        if (stats.solved_directly) {
+          EXPECT_EQ(stats.refactorizations, 0);
+          EXPECT_EQ(stats.pcg_iterations, 0);
+          EXPECT_EQ(stats.quasi_newton_iterations, 0);
+          EXPECT_EQ(stats.factorizations, stats.iterations);
+        }
+      }
+      if (probe_every > 0) {
+        EXPECT_GE(direct_solves, 1);
+      }
+    }
+  }
+}
+
 TEST(NewtonSolver, SizeMismatchesThrow) {
   GridProblem problem(5, 5);
   NewtonSolver solver(NewtonMethod::newton_direct);
@@ -385,6 +427,7 @@ TEST(NewtonSolver, SizeMismatchesThrow) {
   const std::vector<double> velocity(3, 0.0);
   EXPECT_THROW((void)solver.solve(problem, x, {.velocity = velocity}), std::invalid_argument);
   EXPECT_THROW(NewtonSolver(NewtonMethod::newton_frozen, {.refactor_every = 0}), std::invalid_argument);
+  EXPECT_THROW(NewtonSolver(NewtonMethod::newton_refactored, {.direct_probe_every = -1}), std::invalid_argument);
 }
 
 }  // namespace
