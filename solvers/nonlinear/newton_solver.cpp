@@ -144,17 +144,21 @@ struct NewtonSolver::State {
   std::vector<Index> changed_columns;  ///< of the last refresh: empty when nothing had moved
 
   // …-R's fallback (NewtonOptions::direct_probe_every): averaged seconds per solve of each way
-  // (0: not measured yet), the way of this solve, the preferred way, and the solves since the
-  // other way was last tried.
+  // (0: not measured yet), the way of this solve, and the solves since the other way was last
+  // tried.
   double refactored_solve_seconds = 0.0;
   double direct_solve_seconds = 0.0;
   int refactored_solves_timed = 0;
   bool analysed_in_this_solve = false;  ///< its time includes the analysis: not timed
   bool solve_directly = false;
-  bool prefer_direct = false;
   bool probing = false;  ///< this solve runs the way not preferred, to time it
   int solves_since_probe = 0;
   int probe_interval = 0;  ///< solves between probes: doubles while probes lose clearly
+  /// The direct way timed faster than the refactored one (false until both are timed).
+  [[nodiscard]] bool prefers_direct() const {
+    return direct_solve_seconds > 0.0 && refactored_solve_seconds > 0.0 &&
+           direct_solve_seconds < refactored_solve_seconds;
+  }
   void choose_solve_way();
   void record_solve_time(double seconds);
 
@@ -246,7 +250,7 @@ void NewtonSolver::State::choose_solve_way() {
   const bool first_probe = direct_solve_seconds == 0.0 && refactored_solves_timed >= 2;
   probing = first_probe || solves_since_probe >= probe_interval;
   solves_since_probe = probing ? 0 : solves_since_probe + 1;
-  solve_directly = probing != prefer_direct;
+  solve_directly = probing != prefers_direct();
   // A direct solve factors without retained update blocks: the next refactored solve starts
   // over from a full factorization of its own.
   if (solve_directly) refactorable = false;
@@ -256,18 +260,17 @@ void NewtonSolver::State::record_solve_time(double seconds) {
   if (!is_refactored(method) || options.direct_probe_every == 0 || analysed_in_this_solve) return;
   if (!solve_directly) ++refactored_solves_timed;
   // Halving averages: the cost of a solve drifts with the motion, and the last few tell it.
-  double& average = solve_directly ? direct_solve_seconds : refactored_solve_seconds;
-  average = average == 0.0 ? seconds : 0.5 * (average + seconds);
-  if (direct_solve_seconds == 0.0 || refactored_solve_seconds == 0.0) return;
-  const double preferred = prefer_direct ? direct_solve_seconds : refactored_solve_seconds;
-  const double other = prefer_direct ? refactored_solve_seconds : direct_solve_seconds;
   // A probe that lost by more than a tenth makes the next one wait twice as long (up to 8×),
   // so that a clear choice is rarely paid for; a close or winning one keeps probing often.
-  if (probing) {
-    probe_interval = other > 1.1 * preferred ? std::min(2 * probe_interval, 8 * options.direct_probe_every)
-                                             : options.direct_probe_every;
-  }
-  prefer_direct = direct_solve_seconds < refactored_solve_seconds;
+  // Judged against the way preferred before this solve's time is averaged in.
+  const bool preferred_direct = prefers_direct();
+  double& average = solve_directly ? direct_solve_seconds : refactored_solve_seconds;
+  average = average == 0.0 ? seconds : 0.5 * (average + seconds);
+  if (!probing || direct_solve_seconds == 0.0 || refactored_solve_seconds == 0.0) return;
+  const double preferred = preferred_direct ? direct_solve_seconds : refactored_solve_seconds;
+  const double other = preferred_direct ? refactored_solve_seconds : direct_solve_seconds;
+  probe_interval = other > 1.1 * preferred ? std::min(2 * probe_interval, 8 * options.direct_probe_every)
+                                           : options.direct_probe_every;
 }
 
 void NewtonSolver::State::reset_factors() {
