@@ -23,6 +23,9 @@ struct BasicDenseView {
   /// The sub-block of `r` rows and `c` columns starting at (i, j).
   BasicDenseView block(Index i, Index j, Index r, Index c) const {
     assert(i >= 0 && j >= 0 && i + r <= rows && j + c <= cols);
+    // An empty matrix has no storage: its blocks are empty too, and an offset from a null
+    // pointer is undefined even when nothing is read through it.
+    if (data == nullptr) return {nullptr, r, c, ld};
     return {data + static_cast<std::size_t>(i) + static_cast<std::size_t>(j) * static_cast<std::size_t>(ld),
             r, c, ld};
   }

@@ -6,6 +6,7 @@
 #include <cstdlib>
 
 #include "linalg/index_types.hpp"
+#include "linalg/unaligned_vector.hpp"
 
 // The kernels are compiled twice: with 4-double vectors for AVX2 + FMA (x86-64-v3), chosen at
 // run time when the CPU has them (unless CHOLSIM_SOLVE_BASELINE is set), and with 2-double
@@ -25,20 +26,23 @@ using linalg::Index;
 /// Two and four doubles as GCC/Clang vectors: one SSE2 or one AVX register. The row loops are
 /// written with them (the kernels take the type as `Vector`) because compilers vectorize these
 /// loops poorly alone. Passed by reference only: by value their ABI depends on the target.
-using Pair = double __attribute__((vector_size(16), aligned(8)));
-using Quad = double __attribute__((vector_size(32), aligned(8)));
+CHOLSIM_UNALIGNED_VECTOR(Pair, double, 2);
+CHOLSIM_UNALIGNED_VECTOR(Quad, double, 4);
 template <typename Vector>
 constexpr Index kLanes = static_cast<Index>(sizeof(Vector) / sizeof(double));
 
-// Unaligned access through the vector type (its alignment is 8); GCC and Clang let a vector
-// of double alias doubles. (std::memcpy here made GCC 12 bounce the values through the stack.)
-template <typename Vector>
-CHOLSIM_INLINE void load(Vector& v, const double* p) { v = *reinterpret_cast<const Vector*>(p); }
-template <typename Vector>
-CHOLSIM_INLINE void store(double* p, const Vector& v) { *reinterpret_cast<Vector*>(p) = v; }
+// Unaligned access through the vector type (its alignment is 8: linalg/unaligned_vector.hpp);
+// GCC and Clang let a vector of double alias doubles. (std::memcpy here made GCC 12 bounce
+// the values through the stack.) One overload per type, not a template on the kernels'
+// `Vector`: both compilers drop a typedef's `aligned` from a template argument, and the cast
+// would then be to a 16- or 32-byte-aligned type.
+CHOLSIM_INLINE void load(Pair& v, const double* p) { v = *reinterpret_cast<const Pair*>(p); }
+CHOLSIM_INLINE void load(Quad& v, const double* p) { v = *reinterpret_cast<const Quad*>(p); }
+CHOLSIM_INLINE void store(double* p, const Pair& v) { *reinterpret_cast<Pair*>(p) = v; }
+CHOLSIM_INLINE void store(double* p, const Quad& v) { *reinterpret_cast<Quad*>(p) = v; }
 /// Loads two or four floats and widens them to doubles (a copy of L kept in single precision).
-using PairOfFloats = float __attribute__((vector_size(8), aligned(4)));
-using QuadOfFloats = float __attribute__((vector_size(16), aligned(4)));
+CHOLSIM_UNALIGNED_VECTOR(PairOfFloats, float, 2);
+CHOLSIM_UNALIGNED_VECTOR(QuadOfFloats, float, 4);
 CHOLSIM_INLINE void load(Pair& v, const float* p) {
   v = __builtin_convertvector(*reinterpret_cast<const PairOfFloats*>(p), Pair);
 }

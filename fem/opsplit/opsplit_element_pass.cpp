@@ -8,6 +8,7 @@
 #include <string>
 
 #include "linalg/parallel_loops.hpp"
+#include "linalg/unaligned_vector.hpp"
 
 namespace cholsim::fem {
 namespace {
@@ -30,7 +31,7 @@ std::size_t at(Index i) { return static_cast<std::size_t>(i); }
 
 /// One row of the right-hand side (kRightHandSideStride doubles) as a GCC vector, which may
 /// alias the doubles it is read from and need not be aligned.
-using RightHandSideRow = double __attribute__((vector_size(4 * sizeof(double)), aligned(sizeof(double)), may_alias));
+CHOLSIM_UNALIGNED_VECTOR(RightHandSideRow, double, 4, may_alias);
 static_assert(kRightHandSideStride == 4);
 
 /// Read-only per-slot arrays, as raw pointers so the kernels below see plain loads.

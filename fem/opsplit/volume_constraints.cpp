@@ -8,6 +8,7 @@
 
 #include "fem/opsplit/opsplit_color_loops.hpp"
 #include "fem/mesh/tet_mesh.hpp"
+#include "linalg/unaligned_vector.hpp"
 
 namespace cholsim::fem {
 namespace {
@@ -109,7 +110,7 @@ template <typename Real>
 /// Two coordinates of a node as one GCC vector, which may alias the doubles and need not be
 /// aligned: (x, y) moves with one add and z with another — a four-wide add would read and
 /// write the next node's x, which another thread may be moving.
-using CoordinatePair = double __attribute__((vector_size(2 * sizeof(double)), aligned(sizeof(double)), may_alias));
+CHOLSIM_UNALIGNED_VECTOR(CoordinatePair, double, 2, may_alias);
 
 /// Adds eq. 16's displacements of constraints [first, first + lanes) to their nodes. A plain
 /// update: no other constraint of the colour touches these nodes.

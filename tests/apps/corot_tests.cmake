@@ -6,7 +6,7 @@ set(cholsim_app_test_group corot)
 add_library(cholsim_vtk_series_reading STATIC ${CMAKE_CURRENT_SOURCE_DIR}/vtk_series_reading.cpp)
 target_link_libraries(cholsim_vtk_series_reading
   PUBLIC VTK::CommonCore VTK::CommonDataModel VTK::IOXML VTK::IOXMLParser
-  PRIVATE cholsim_warnings cholsim_sanitizers)
+  PRIVATE cholsim_warnings cholsim_sanitizers cholsim_thin_code)
 
 # The writer and its output folder are compiled into the cholsim program, not a library; their
 # tests compile them again.
@@ -16,14 +16,14 @@ add_executable(cholsim_vtk_series_writer_tests
   ${PROJECT_SOURCE_DIR}/apps/xml_text.cpp)
 target_include_directories(cholsim_vtk_series_writer_tests PRIVATE ${PROJECT_SOURCE_DIR})
 target_link_libraries(cholsim_vtk_series_writer_tests PRIVATE cholsim_vtk_series_reading cholsim::linalg
-  GTest::gtest GTest::gtest_main cholsim_warnings cholsim_sanitizers)
+  GTest::gtest GTest::gtest_main cholsim_warnings cholsim_sanitizers cholsim_thin_code)
 gtest_discover_tests(cholsim_vtk_series_writer_tests DISCOVERY_TIMEOUT 60 TEST_PREFIX "apps.vtk_series_writer.")
 
 # read_vtk_series PVD --frames N [--points P] [--cells C] [--point-array NAME:COMPONENTS]...
 #   [--cell-array NAME:COMPONENTS]...: exit 0 when the collection and every frame match.
 add_executable(cholsim_read_vtk_series ${CMAKE_CURRENT_SOURCE_DIR}/read_vtk_series.cpp)
 target_link_libraries(cholsim_read_vtk_series PRIVATE cholsim_vtk_series_reading CLI11::CLI11
-  cholsim_warnings cholsim_sanitizers)
+  cholsim_warnings cholsim_sanitizers cholsim_thin_code)
 
 # Input files for the failure paths, written at configure time beside the tests.
 set(corot_data ${CMAKE_CURRENT_BINARY_DIR}/corot_data)

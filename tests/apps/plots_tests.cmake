@@ -5,7 +5,7 @@ set(cholsim_app_test_group plots)
 # The strict XML well-formedness check shared by the writer's unit test and the folder checker.
 add_library(cholsim_xml_well_formedness STATIC ${CMAKE_CURRENT_SOURCE_DIR}/plots/xml_well_formedness.cpp)
 target_include_directories(cholsim_xml_well_formedness PUBLIC ${PROJECT_SOURCE_DIR})
-target_link_libraries(cholsim_xml_well_formedness PRIVATE cholsim_warnings cholsim_sanitizers)
+target_link_libraries(cholsim_xml_well_formedness PRIVATE cholsim_warnings cholsim_sanitizers cholsim_thin_code)
 
 # The writer is compiled into the cholsim program, not a library; its test compiles it again.
 add_executable(cholsim_svg_document_tests
@@ -13,13 +13,13 @@ add_executable(cholsim_svg_document_tests
   ${PROJECT_SOURCE_DIR}/apps/xml_text.cpp)
 target_include_directories(cholsim_svg_document_tests PRIVATE ${PROJECT_SOURCE_DIR}/apps)
 target_link_libraries(cholsim_svg_document_tests PRIVATE cholsim_xml_well_formedness
-  GTest::gtest GTest::gtest_main cholsim_warnings cholsim_sanitizers)
+  GTest::gtest GTest::gtest_main cholsim_warnings cholsim_sanitizers cholsim_thin_code)
 gtest_discover_tests(cholsim_svg_document_tests DISCOVERY_TIMEOUT 60 TEST_PREFIX "apps.plots.")
 
 # check_plot_files DIR REPORT.json (see its header).
 add_executable(cholsim_check_plot_files ${CMAKE_CURRENT_SOURCE_DIR}/plots/check_plot_files.cpp)
 target_link_libraries(cholsim_check_plot_files PRIVATE cholsim_xml_well_formedness nlohmann_json::nlohmann_json
-  cholsim_warnings cholsim_sanitizers)
+  cholsim_warnings cholsim_sanitizers cholsim_thin_code)
 
 # cholsim_plot_test(NAME ARGS <a|b|c> [CORRUPT file]): cholsim ARGS --plot <build>/plots_NAME --json,
 # then the checker on that folder.
