@@ -177,6 +177,7 @@ ClothStepStats ClothSimulation::step() {
   stats.qp_seconds = seconds_since(start);
   stats.qp_iterations = solution.iterations;
   stats.qp_status = std::string(solvers::qp::to_string(solution.status));
+  stats.qp_message = solution.message;
   stats.schur_size = result.stats.schur_size;
   stats.ok = solution.status == solvers::qp::QpStatus::optimal;
   stats.equality_rows = static_cast<Index>(rows.equality_rhs.size());

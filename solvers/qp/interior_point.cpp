@@ -11,6 +11,8 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
+#include <limits>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -85,6 +87,13 @@ struct WorkingProblem {
 };
 
 /// An iterate, or a direction: primal x, slacks s, multipliers y and z.
+/// A residual for a message: 2.2e-07, where std::to_string would print 0.000000.
+std::string scientific(double value) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.1e", value);
+  return text;
+}
+
 struct PrimalDual {
   explicit PrimalDual(const WorkingProblem& working)
       : x(working.variables), y(working.equalities), z(working.inequalities), s(working.inequalities) {}
@@ -301,7 +310,8 @@ class MehrotraIterations {
         rhs_x_(working.variables),
         rhs_y_(working.equalities),
         work_n_(working.variables),
-        work_q_(working.inequalities) {}
+        work_q_(working.inequalities),
+        best_point_(working) {}
 
   LoopOutcome run(std::span<const double> warm_x) {
     if (!start(warm_x)) return {QpStatus::numerical_failure, "at the starting point: " + solver_.failure()};
@@ -312,13 +322,19 @@ class MehrotraIterations {
       stats_.history.push_back({residuals_.complementarity, kkt.worst(), 0.0, 0.0, 0});
       stats_.iterations = iteration;
       if (kkt.worst() <= options_.tolerance) return {QpStatus::optimal, {}};
+      remember_if_acceptable(kkt.worst());
+      if (best_residual_ < 1e-3 * kkt.worst()) {
+        return accept_best("the next iterate's worst scaled residual rose to " + scientific(kkt.worst()));
+      }
       if (const auto certificate = certified_outcome(kkt, iteration)) return *certificate;
       if (iteration == options_.max_iterations) {
-        return {QpStatus::iteration_limit, "no KKT point within tolerance " + std::to_string(options_.tolerance) +
-                                               " after " + std::to_string(iteration) +
-                                               " iterations; worst scaled residual " + std::to_string(kkt.worst())};
+        const std::string why = "no KKT point within tolerance " + std::to_string(options_.tolerance) + " after " +
+                                std::to_string(iteration) + " iterations; worst scaled residual " +
+                                std::to_string(kkt.worst());
+        if (has_best_) return accept_best(why);
+        return {QpStatus::iteration_limit, why};
       }
-      if (!take_step()) return {QpStatus::numerical_failure, failure_};
+      if (!take_step()) return has_best_ ? accept_best(failure_) : LoopOutcome{QpStatus::numerical_failure, failure_};
     }
   }
 
@@ -457,6 +473,22 @@ class MehrotraIterations {
     return true;
   }
 
+  /// Keeps the iterate with the least worst residual once it is within acceptable_tolerance.
+  void remember_if_acceptable(double residual) {
+    if (!(residual <= options_.acceptable_tolerance) || residual >= best_residual_) return;
+    best_residual_ = residual;
+    best_point_ = point_;
+    has_best_ = true;
+  }
+
+  /// The remembered iterate, as optimal within acceptable_tolerance.
+  LoopOutcome accept_best(const std::string& why) {
+    point_ = best_point_;
+    return {QpStatus::optimal, "accepted the iterate with worst scaled residual " + scientific(best_residual_) +
+                                   " (acceptable tolerance " + scientific(options_.acceptable_tolerance) +
+                                   "): " + why};
+  }
+
   [[nodiscard]] bool finite_point() const {
     return all_finite(point_.x) && all_finite(point_.y) && all_finite(point_.z) && all_finite(point_.s);
   }
@@ -498,6 +530,9 @@ class MehrotraIterations {
   std::vector<double> rhs_x_, rhs_y_;  ///< r₁ and r₂ of the Newton system
   std::vector<double> work_n_, work_q_;
   int short_steps_ = 0;
+  PrimalDual best_point_;
+  double best_residual_ = std::numeric_limits<double>::infinity();
+  bool has_best_ = false;
   std::string failure_;
 };
 

@@ -51,6 +51,13 @@ struct InteriorPointOptions {
   /// this.
   double tolerance = 1e-10;
   int max_iterations = 100;
+  /// 0 (off) or a looser tolerance: when an iterate got within it and the iterations then
+  /// diverge (the worst scaled residual rises 1000-fold above the best), reach max_iterations
+  /// or fail numerically, the best such iterate is returned as optimal, the message saying at
+  /// which residual. Degenerate QPs — EOL cloth on a wire, its contact and material-area rows
+  /// nearly dependent — can get to 2e-7 and then take a Newton step that throws the iterate
+  /// back to 0.2, needing a hundred more iterations.
+  double acceptable_tolerance = 0.0;
   QpBackend backend = QpBackend::automatic;
   /// automatic picks schur_reduced up to this many constrained columns (file comment).
   Index automatic_schur_limit = 2000;

@@ -321,6 +321,27 @@ TEST(InteriorPoint, IterationLimitIsReported) {
   EXPECT_NE(result.solution.message.find("after 1 iterations"), std::string::npos) << result.solution.message;
 }
 
+TEST(InteriorPoint, AnAcceptableIterateIsReturnedAsOptimalAtTheIterationLimit) {
+  const TestQp generated = test_problems::random_qp(100, 3, 30, 4, {.constrained_count = 30});
+  InteriorPointOptions options;
+  options.max_iterations = 4;
+  const auto limited = solve_interior_point(generated.problem, options);
+  ASSERT_EQ(limited.solution.status, QpStatus::iteration_limit);
+  double best = limited.stats.history.front().residual;
+  for (const auto& record : limited.stats.history) best = std::min(best, record.residual);
+  ASSERT_GT(best, options.tolerance);
+  options.acceptable_tolerance = 2.0 * best;
+  const auto accepted = solve_interior_point(generated.problem, options);
+  EXPECT_EQ(accepted.solution.status, QpStatus::optimal);
+  EXPECT_NE(accepted.solution.message.find("accepted the iterate"), std::string::npos) << accepted.solution.message;
+  EXPECT_EQ(accepted.solution.iterations, 4);
+  // The returned point is the best iterate: as close to the constructed solution as the
+  // limited run's last one (here the residuals fall monotonically, so they are the same).
+  EXPECT_EQ(accepted.solution.x, limited.solution.x);
+  options.acceptable_tolerance = 0.5 * best;  // no iterate within it: the limit is reported
+  EXPECT_EQ(solve_interior_point(generated.problem, options).solution.status, QpStatus::iteration_limit);
+}
+
 TEST(InteriorPoint, AutomaticBackendFollowsItsRule) {
   const QpProblem few = test_problems::random_qp(400, 2, 20, 5, {.constrained_count = 40}).problem;
   const QpProblem many = test_problems::random_qp(60, 2, 40, 5).problem;  // every column constrained
