@@ -328,9 +328,9 @@ class MehrotraIterations {
       }
       if (const auto certificate = certified_outcome(kkt, iteration)) return *certificate;
       if (iteration == options_.max_iterations) {
-        const std::string why = "no KKT point within tolerance " + std::to_string(options_.tolerance) + " after " +
+        const std::string why = "no KKT point within tolerance " + scientific(options_.tolerance) + " after " +
                                 std::to_string(iteration) + " iterations; worst scaled residual " +
-                                std::to_string(kkt.worst());
+                                scientific(kkt.worst());
         if (has_best_) return accept_best(why);
         return {QpStatus::iteration_limit, why};
       }
