@@ -86,7 +86,6 @@ struct WorkingProblem {
   double hessian_scale, equality_scale, inequality_scale, linear_scale, rhs_scale;
 };
 
-/// An iterate, or a direction: primal x, slacks s, multipliers y and z.
 /// A residual for a message: 2.2e-07, where std::to_string would print 0.000000.
 std::string scientific(double value) {
   char text[32];
@@ -94,6 +93,7 @@ std::string scientific(double value) {
   return text;
 }
 
+/// An iterate, or a direction: primal x, slacks s, multipliers y and z.
 struct PrimalDual {
   explicit PrimalDual(const WorkingProblem& working)
       : x(working.variables), y(working.equalities), z(working.inequalities), s(working.inequalities) {}
