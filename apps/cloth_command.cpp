@@ -231,7 +231,8 @@ int run_cloth(const ClothCommandOptions& flags) {
     const cloth::ClothStepStats stats = simulation.step();
     totals.add(stats, simulation.time());
     if (!stats.ok) {
-      failure = "step " + std::to_string(step) + ": the velocity QP ended " + stats.qp_status + " (" + stats.qp_message + ")";
+      failure = "step " + std::to_string(step) + ": the velocity QP ended " + stats.qp_status + " (" +
+                stats.qp_message + ")";
       progress("error: " + failure);
       break;
     }

@@ -19,10 +19,12 @@
 // GCC's code for the supernodal solve throughout. Both let a vector type alias its element type.
 #if defined(__clang__)
 #define CHOLSIM_UNALIGNED_VECTOR_DECLARATION(name, scalar, count, ...) \
-  typedef scalar name __attribute__((vector_size((count) * sizeof(scalar)), aligned(sizeof(scalar)) __VA_OPT__(, ) __VA_ARGS__))
+  typedef scalar name                                                    \
+      __attribute__((vector_size((count) * sizeof(scalar)), aligned(sizeof(scalar)) __VA_OPT__(, ) __VA_ARGS__))
 #else
 #define CHOLSIM_UNALIGNED_VECTOR_DECLARATION(name, scalar, count, ...) \
-  using name = scalar __attribute__((vector_size((count) * sizeof(scalar)), aligned(sizeof(scalar)) __VA_OPT__(, ) __VA_ARGS__))
+  using name = scalar                                                    \
+      __attribute__((vector_size((count) * sizeof(scalar)), aligned(sizeof(scalar)) __VA_OPT__(, ) __VA_ARGS__))
 #endif
 #define CHOLSIM_UNALIGNED_VECTOR(name, scalar, count, ...)                 \
   CHOLSIM_UNALIGNED_VECTOR_DECLARATION(name, scalar, count, __VA_ARGS__); \

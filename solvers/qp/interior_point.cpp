@@ -310,8 +310,7 @@ class MehrotraIterations {
         rhs_x_(working.variables),
         rhs_y_(working.equalities),
         work_n_(working.variables),
-        work_q_(working.inequalities),
-        best_point_(working) {}
+        work_q_(working.inequalities) {}
 
   LoopOutcome run(std::span<const double> warm_x) {
     if (!start(warm_x)) return {QpStatus::numerical_failure, "at the starting point: " + solver_.failure()};
@@ -331,10 +330,10 @@ class MehrotraIterations {
         const std::string why = "no KKT point within tolerance " + scientific(options_.tolerance) + " after " +
                                 std::to_string(iteration) + " iterations; worst scaled residual " +
                                 scientific(kkt.worst());
-        if (has_best_) return accept_best(why);
+        if (best_point_) return accept_best(why);
         return {QpStatus::iteration_limit, why};
       }
-      if (!take_step()) return has_best_ ? accept_best(failure_) : LoopOutcome{QpStatus::numerical_failure, failure_};
+      if (!take_step()) return best_point_ ? accept_best(failure_) : LoopOutcome{QpStatus::numerical_failure, failure_};
     }
   }
 
@@ -478,12 +477,11 @@ class MehrotraIterations {
     if (!(residual <= options_.acceptable_tolerance) || residual >= best_residual_) return;
     best_residual_ = residual;
     best_point_ = point_;
-    has_best_ = true;
   }
 
   /// The remembered iterate, as optimal within acceptable_tolerance.
   LoopOutcome accept_best(const std::string& why) {
-    point_ = best_point_;
+    point_ = *best_point_;
     return {QpStatus::optimal, "accepted the iterate with worst scaled residual " + scientific(best_residual_) +
                                    " (acceptable tolerance " + scientific(options_.acceptable_tolerance) +
                                    "): " + why};
@@ -530,9 +528,8 @@ class MehrotraIterations {
   std::vector<double> rhs_x_, rhs_y_;  ///< r₁ and r₂ of the Newton system
   std::vector<double> work_n_, work_q_;
   int short_steps_ = 0;
-  PrimalDual best_point_;
+  std::optional<PrimalDual> best_point_;  ///< none until an iterate is within acceptable_tolerance
   double best_residual_ = std::numeric_limits<double>::infinity();
-  bool has_best_ = false;
   std::string failure_;
 };
 
