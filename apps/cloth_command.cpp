@@ -21,6 +21,7 @@
 #include "vtk_series_writer.hpp"
 
 namespace cholsim::apps {
+namespace cloth_command {
 namespace {
 
 using linalg::Index;
@@ -251,9 +252,10 @@ int run_cloth(const ClothCommandOptions& flags) {
 }
 
 }  // namespace
+}  // namespace cloth_command
 
 void add_cloth_command(CLI::App& app, CommandAction& action) {
-  auto flags = std::make_shared<ClothCommandOptions>();
+  auto flags = std::make_shared<cloth_command::ClothCommandOptions>();
   CLI::App* command = app.add_subcommand(
       "cloth", "Cloth sliding over sharp edges (seed 002 ch. 2): Lagrangian or Eulerian-on-Lagrangian, each step a QP");
   command->footer(
@@ -297,7 +299,7 @@ void add_cloth_command(CLI::App& app, CommandAction& action) {
       ->capture_default_str();
   command->add_flag("--json", flags->json, "Write the summary as one JSON object to stdout");
   command->callback([flags, &action] {
-    action = [flags] { return run_reporting_errors("cloth", [&] { return run_cloth(*flags); }); };
+    action = [flags] { return run_reporting_errors("cloth", [&] { return cloth_command::run_cloth(*flags); }); };
   });
 }
 

@@ -28,6 +28,7 @@
 #include "vtk_series_writer.hpp"
 
 namespace cholsim::apps {
+namespace conjac_command {
 namespace {
 
 using linalg::Index;
@@ -256,9 +257,10 @@ int run_conjac(const ConjacCommandOptions& flags) {
 }
 
 }  // namespace
+}  // namespace conjac_command
 
 void add_conjac_command(CLI::App& app, CommandAction& action) {
-  auto flags = std::make_shared<ConjacCommandOptions>();
+  auto flags = std::make_shared<conjac_command::ConjacCommandOptions>();
   CLI::App* command = app.add_subcommand(
       "conjac", "CONJAC condensation dynamics (seed 002 ch. 4): a few dynamic nodes, the rest quasistatic through the "
                 "condensation Jacobian of the partial factorization; or the full model");
@@ -300,7 +302,7 @@ void add_conjac_command(CLI::App& app, CommandAction& action) {
   command->add_flag("--json", flags->json, "Write the summary as one JSON object to stdout");
   add_run_end_options(*command, flags->run_end);
   command->callback([flags, &action] {
-    action = [flags] { return run_reporting_errors("conjac", [&] { return run_conjac(*flags); }); };
+    action = [flags] { return run_reporting_errors("conjac", [&] { return conjac_command::run_conjac(*flags); }); };
   });
 }
 

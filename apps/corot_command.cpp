@@ -28,6 +28,7 @@
 #include "vtk_series_writer.hpp"
 
 namespace cholsim::apps {
+namespace corot_command {
 namespace {
 
 void progress(const std::string& line) { std::cerr << "cholsim corot: " << line << std::endl; }
@@ -413,9 +414,10 @@ int run_corot_command(const CorotCommandOptions& flags, const CLI::App& command)
 }
 
 }  // namespace
+}  // namespace corot_command
 
 void add_corot_command(CLI::App& app, CommandAction& action) {
-  auto flags = std::make_shared<CorotCommandOptions>();
+  auto flags = std::make_shared<corot_command::CorotCommandOptions>();
   CLI::App* command = app.add_subcommand(
       "corot", "Corotational elastodynamics (seed 000): drop a model on the ground; write VTK frames and timings");
   command->footer(
@@ -464,7 +466,7 @@ void add_corot_command(CLI::App& app, CommandAction& action) {
   add_run_end_options(*command, flags->run_end);
 
   command->callback([flags, command, &action] {
-    action = [flags, command] { return run_corot_command(*flags, *command); };
+    action = [flags, command] { return corot_command::run_corot_command(*flags, *command); };
   });
 }
 

@@ -26,6 +26,7 @@
 #include "vtk_series_writer.hpp"
 
 namespace cholsim::apps {
+namespace dynamics_command {
 namespace {
 
 using linalg::Index;
@@ -300,9 +301,10 @@ int run_dynamics(const DynamicsCommandOptions& flags) {
 }
 
 }  // namespace
+}  // namespace dynamics_command
 
 void add_dynamics_command(CLI::App& app, CommandAction& action) {
-  auto flags = std::make_shared<DynamicsCommandOptions>();
+  auto flags = std::make_shared<dynamics_command::DynamicsCommandOptions>();
   CLI::App* command = app.add_subcommand(
       "dynamics",
       "Nonlinear hyperelastic dynamics (seed 002 ch. 5): Newton / quasi-Newton with fresh, frozen, extrapolated "
@@ -367,7 +369,7 @@ void add_dynamics_command(CLI::App& app, CommandAction& action) {
   command->add_flag("--json", flags->json, "Write the summary as one JSON object to stdout");
   add_run_end_options(*command, flags->run_end);
   command->callback([flags, &action] {
-    action = [flags] { return run_reporting_errors("dynamics", [&] { return run_dynamics(*flags); }); };
+    action = [flags] { return run_reporting_errors("dynamics", [&] { return dynamics_command::run_dynamics(*flags); }); };
   });
 }
 

@@ -31,6 +31,7 @@
 #include "timing.hpp"
 
 namespace cholsim::apps {
+namespace factor_command {
 namespace {
 
 using linalg::Index;
@@ -424,6 +425,7 @@ int run_factor(const FactorCommandOptions& options, const MemoryLimit& limit) {
 }
 
 }  // namespace
+}  // namespace factor_command
 
 void add_factor_command(CLI::App& app, CommandAction& action) {
   auto options = std::make_shared<FactorCommandOptions>();
@@ -507,7 +509,7 @@ void add_factor_command(CLI::App& app, CommandAction& action) {
 }
 
 int run_factor_command(const FactorCommandOptions& options) {
-  return run_reporting_errors("factor", [&] { return run_factor(options, resolve_memory_limit(options.max_memory)); });
+  return run_reporting_errors("factor", [&] { return factor_command::run_factor(options, resolve_memory_limit(options.max_memory)); });
 }
 
 }  // namespace cholsim::apps

@@ -27,6 +27,7 @@
 #include "vtk_series_writer.hpp"
 
 namespace cholsim::apps {
+namespace joints_command {
 namespace {
 
 namespace art = fem::articulated;
@@ -604,9 +605,10 @@ CLI::Validator finite_number(bool zero_allowed) {
 }
 
 }  // namespace
+}  // namespace joints_command
 
 void add_joints_command(CLI::App& app, CommandAction& action) {
-  auto flags = std::make_shared<JointsCommandOptions>();
+  auto flags = std::make_shared<joints_command::JointsCommandOptions>();
   CLI::App* command = app.add_subcommand(
       "joints", "Articulated rigid bodies with joint friction (seed 002 ch. 3): the CHAIN of Fig. 3.2 or REDMAX's "
                 "scenes, by bilateral staggered projections (BISP), staggered projections or frictionless");
@@ -633,7 +635,7 @@ void add_joints_command(CLI::App& app, CommandAction& action) {
       "(a step failed or the state is not finite). SIGINT/SIGTERM: the current step is finished, the .pvd files\n"
       "and summary.json are written, exit 130/143. At --max-output the run stops with a warning, exit 0.");
   command->add_option("--scene", flags->scene, "chain, klann, redmax-1, redmax0 or redmax27")
-      ->check(CLI::IsMember(scene_names))
+      ->check(CLI::IsMember(joints_command::scene_names))
       ->capture_default_str();
   command->add_option("--method", flags->method, "bisp, sp (staggered projections) or frictionless")
       ->check(CLI::IsMember({"bisp", "sp", "frictionless"}))
@@ -642,16 +644,16 @@ void add_joints_command(CLI::App& app, CommandAction& action) {
                            ->check(CLI::Range(1, INT_MAX))
                            ->capture_default_str();
   CLI::Option* radius = command->add_option("--joint-radius", flags->joint_radius, "CHAIN: joint radius R in cm")
-                            ->check(finite_number(false))
+                            ->check(joints_command::finite_number(false))
                             ->capture_default_str();
   command->add_option("--friction", flags->friction, "Friction coefficient mu in the joints (default: the scene's)")
-      ->check(finite_number(true));
+      ->check(joints_command::finite_number(true));
   command->add_flag("--redmax-compatible", flags->redmax_compatible,
                     "BISP as REDMAX's MATLAB code (reproduces its regression energies)");
   command->add_option("--time-step", flags->time_step, "Time step in s (default: the scene's, 0.01)")
-      ->check(finite_number(false));
+      ->check(joints_command::finite_number(false));
   command->add_option("--duration", flags->duration, "Simulated time in s (default: the scene's)")
-      ->check(finite_number(false));
+      ->check(joints_command::finite_number(false));
   command->add_option("--frame-every", flags->frame_every,
                       "Write a frame every K steps (default: about 30 frames per simulated second)")
       ->check(CLI::Range(1, INT_MAX));
@@ -660,7 +662,7 @@ void add_joints_command(CLI::App& app, CommandAction& action) {
   add_max_output_option(*command, flags->max_output);
   command->callback([flags, links, radius, &action] {
     flags->chain_flags_given = links->count() > 0 || radius->count() > 0;
-    action = [flags] { return run_reporting_errors("joints", [&] { return run_joints(*flags); }); };
+    action = [flags] { return run_reporting_errors("joints", [&] { return joints_command::run_joints(*flags); }); };
   });
 }
 

@@ -24,6 +24,7 @@
 #include "vtk_series_writer.hpp"
 
 namespace cholsim::apps {
+namespace octree_command {
 namespace {
 
 using linalg::Index;
@@ -280,9 +281,10 @@ int run_octree(const OctreeCommandOptions& flags) {
 }
 
 }  // namespace
+}  // namespace octree_command
 
 void add_octree_command(CLI::App& app, CommandAction& action) {
-  auto flags = std::make_shared<OctreeCommandOptions>();
+  auto flags = std::make_shared<octree_command::OctreeCommandOptions>();
   CLI::App* command = app.add_subcommand(
       "octree", "Character flesh on a surface-refined octree (seed 001): stabilized corotated hexahedra with hanging "
                 "nodes, multigrid-preconditioned CG, a scripted bone and a frictional floor");
@@ -326,7 +328,7 @@ void add_octree_command(CLI::App& app, CommandAction& action) {
   command->add_option("--max-output", flags->max_output, "Stop writing frames past this many bytes (e.g. 500M, 2G)")
       ->capture_default_str();
   command->callback([flags, &action] {
-    action = [flags] { return run_reporting_errors("octree", [&] { return run_octree(*flags); }); };
+    action = [flags] { return run_reporting_errors("octree", [&] { return octree_command::run_octree(*flags); }); };
   });
 }
 

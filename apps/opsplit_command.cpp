@@ -25,6 +25,7 @@
 #include "vtk_series_writer.hpp"
 
 namespace cholsim::apps {
+namespace opsplit_command {
 namespace {
 
 using linalg::Index;
@@ -252,9 +253,10 @@ int run_opsplit_command(const OpsplitCommandOptions& flags) {
 }
 
 }  // namespace
+}  // namespace opsplit_command
 
 void add_opsplit_command(CLI::App& app, CommandAction& action) {
-  auto flags = std::make_shared<OpsplitCommandOptions>();
+  auto flags = std::make_shared<opsplit_command::OpsplitCommandOptions>();
   CLI::App* command = app.add_subcommand(
       "opsplit", "Operator-splitting corotated FEM (seed 003): a model swings from fixed vertices; VTK frames, timings");
   command->footer(
@@ -304,7 +306,7 @@ void add_opsplit_command(CLI::App& app, CommandAction& action) {
       ->capture_default_str();
   command->add_flag("--json", flags->json, "Write the summary as one JSON object to stdout");
   add_run_end_options(*command, flags->run_end);
-  command->callback([flags, &action] { action = [flags] { return run_opsplit_command(*flags); }; });
+  command->callback([flags, &action] { action = [flags] { return opsplit_command::run_opsplit_command(*flags); }; });
 }
 
 }  // namespace cholsim::apps

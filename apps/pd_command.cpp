@@ -26,6 +26,7 @@
 #include "vtk_series_writer.hpp"
 
 namespace cholsim::apps {
+namespace pd_command {
 namespace {
 
 using linalg::Index;
@@ -315,9 +316,10 @@ int run_pd_command(const PdCommandOptions& flags) {
 }
 
 }  // namespace
+}  // namespace pd_command
 
 void add_pd_command(CLI::App& app, CommandAction& action) {
-  auto flags = std::make_shared<PdCommandOptions>();
+  auto flags = std::make_shared<pd_command::PdCommandOptions>();
   CLI::App* command = app.add_subcommand(
       "pd", "Projective dynamics with localized collisions through the Schur complement (seed 004); VTK frames, timings");
   command->footer(
@@ -367,7 +369,7 @@ void add_pd_command(CLI::App& app, CommandAction& action) {
       ->capture_default_str();
   command->add_flag("--json", flags->json, "Write the summary as one JSON object to stdout");
   add_run_end_options(*command, flags->run_end);
-  command->callback([flags, &action] { action = [flags] { return run_pd_command(*flags); }; });
+  command->callback([flags, &action] { action = [flags] { return pd_command::run_pd_command(*flags); }; });
 }
 
 }  // namespace cholsim::apps

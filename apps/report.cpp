@@ -80,13 +80,11 @@ std::string format_count(std::int64_t count) {
   return count < 0 ? "-" + grouped : grouped;
 }
 
-namespace {
 std::string printf_string(const char* format, double value) {
   char buffer[64];
   std::snprintf(buffer, sizeof buffer, format, value);
   return buffer;
 }
-}  // namespace
 
 std::string format_seconds(double seconds) {
   const double magnitude = std::abs(seconds);

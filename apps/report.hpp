@@ -58,6 +58,8 @@ std::string format_count(std::int64_t count);
 std::string format_seconds(double seconds);
 /// "123,456,789 (117.7 MiB)".
 std::string format_bytes(std::int64_t bytes);
+/// One double through a printf format ("%g", "%.3f"), for help texts and labels.
+std::string printf_string(const char* format, double value);
 /// printf-style "%.<decimals>f".
 std::string format_fixed(double value, int decimals);
 /// printf-style "%.3e".

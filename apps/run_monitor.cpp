@@ -5,15 +5,10 @@
 #include <iostream>
 
 #include "command.hpp"
+#include "report.hpp"
 
 namespace cholsim::apps {
 namespace {
-
-std::string printf_string(const char* format, double value) {
-  char buffer[64];
-  std::snprintf(buffer, sizeof buffer, format, value);
-  return buffer;
-}
 
 const char* signal_name(int signal) { return signal == SIGINT ? "SIGINT" : signal == SIGTERM ? "SIGTERM" : "a signal"; }
 

@@ -152,6 +152,19 @@ CscMatrix to_full(const SymmetricCscMatrix& a) {
   return full;
 }
 
+DenseMatrix to_dense(const CscMatrix& a) {
+  if (!a.has_values()) throw std::invalid_argument("to_dense: the matrix has a pattern but no values");
+  DenseMatrix result(a.rows, a.cols);
+  for (Index c = 0; c < a.cols; ++c) {
+    for (Offset p = a.col_ptr[static_cast<std::size_t>(c)]; p < a.col_ptr[static_cast<std::size_t>(c) + 1]; ++p) {
+      result(a.row_idx[static_cast<std::size_t>(p)], c) += a.values[static_cast<std::size_t>(p)];
+    }
+  }
+  return result;
+}
+
+DenseMatrix to_dense(const SymmetricCscMatrix& a) { return to_dense(to_full(a)); }
+
 void check_valid(const CscMatrix& a) {
   auto fail = [](const std::string& what) { throw std::invalid_argument("invalid CSC matrix: " + what); };
   if (a.rows < 0 || a.cols < 0) fail("negative dimensions");

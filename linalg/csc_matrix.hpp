@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "linalg/dense_matrix.hpp"
 #include "linalg/index_types.hpp"
 
 namespace cholsim::linalg {
@@ -72,6 +73,12 @@ CscMatrix transpose(const CscMatrix& a);
 
 /// Expands lower storage into a general matrix holding both triangles.
 CscMatrix to_full(const SymmetricCscMatrix& a);
+
+/// The dense (column-major) copy of `a`, duplicates summed — for checking small problems
+/// against dense LAPACK; its rows × cols doubles are allocated, so keep it to small matrices.
+DenseMatrix to_dense(const CscMatrix& a);
+/// The dense copy of the symmetric matrix, both triangles filled.
+DenseMatrix to_dense(const SymmetricCscMatrix& a);
 
 /// Checks the structural invariants above; throws std::invalid_argument describing the
 /// first violation (column, position) when `a` is malformed.

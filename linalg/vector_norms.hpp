@@ -19,4 +19,11 @@ namespace cholsim::linalg {
 /// ‖r‖₂ / ‖b‖₂, or ‖r‖₂ when b = 0 (an absolute residual is the only meaningful figure then).
 [[nodiscard]] double relative_norm2(std::span<const double> r, std::span<const double> b);
 
+/// ‖v‖∞ = max|v_i| (0 for an empty v). NaN if any entry is NaN — a plain std::max loop skips
+/// a NaN that is not the first entry, and a check "‖x − y‖∞ < tol" would then pass on garbage.
+[[nodiscard]] double max_abs(std::span<const double> v);
+
+/// ‖a − b‖∞ (sizes must match); NaN if any difference is NaN.
+[[nodiscard]] double max_abs_difference(std::span<const double> a, std::span<const double> b);
+
 }  // namespace cholsim::linalg

@@ -11,8 +11,8 @@ namespace cholsim::apps::plots {
 namespace {
 
 constexpr double plot_size = 560.0;
-constexpr double left_margin = 70.0;
-constexpr double top_margin = 64.0;
+constexpr double spy_left_margin = 70.0;
+constexpr double spy_top_margin = 64.0;
 constexpr int shade_levels = 24;          ///< distinct shades: adjacent bins of one shade merge into one rectangle
 constexpr double min_outline_pixels = 3.0;
 
@@ -37,7 +37,7 @@ void draw_bins(SvgDocument& svg, const SpyRaster& raster) {
       Index end = column + 1;
       while (end < raster.bins() && shade_level(raster.count(row, end), largest) == level) ++end;
       if (level > 0) {
-        svg.add("rect", {{"x", svg_number(left_margin + column * cell)}, {"y", svg_number(top_margin + row * cell)},
+        svg.add("rect", {{"x", svg_number(spy_left_margin + column * cell)}, {"y", svg_number(spy_top_margin + row * cell)},
                          {"width", svg_number((end - column) * cell)}, {"height", svg_number(cell)},
                          {"fill", level_colour(level)}});
       }
@@ -48,19 +48,19 @@ void draw_bins(SvgDocument& svg, const SpyRaster& raster) {
 }
 
 void draw_index_axes(SvgDocument& svg, Index n) {
-  svg.add("rect", {{"x", svg_number(left_margin)}, {"y", svg_number(top_margin)}, {"width", svg_number(plot_size)},
+  svg.add("rect", {{"x", svg_number(spy_left_margin)}, {"y", svg_number(spy_top_margin)}, {"width", svg_number(plot_size)},
                    {"height", svg_number(plot_size)}, {"fill", "none"}, {"stroke", "black"}});
   for (double tick : nice_ticks(static_cast<double>(n), 4)) {
     if (tick > n || n == 0) break;
     const double offset = plot_size * tick / n;
-    svg.add("line", {{"x1", svg_number(left_margin + offset)}, {"y1", svg_number(top_margin - 4.0)},
-                     {"x2", svg_number(left_margin + offset)}, {"y2", svg_number(top_margin)}, {"stroke", "black"}});
-    svg.add_text(left_margin + offset, top_margin - 7.0, format_si(tick), {{"text-anchor", "middle"}});
-    svg.add("line", {{"x1", svg_number(left_margin - 4.0)}, {"y1", svg_number(top_margin + offset)},
-                     {"x2", svg_number(left_margin)}, {"y2", svg_number(top_margin + offset)}, {"stroke", "black"}});
-    svg.add_text(left_margin - 7.0, top_margin + offset + 4.0, format_si(tick), {{"text-anchor", "end"}});
+    svg.add("line", {{"x1", svg_number(spy_left_margin + offset)}, {"y1", svg_number(spy_top_margin - 4.0)},
+                     {"x2", svg_number(spy_left_margin + offset)}, {"y2", svg_number(spy_top_margin)}, {"stroke", "black"}});
+    svg.add_text(spy_left_margin + offset, spy_top_margin - 7.0, format_si(tick), {{"text-anchor", "middle"}});
+    svg.add("line", {{"x1", svg_number(spy_left_margin - 4.0)}, {"y1", svg_number(spy_top_margin + offset)},
+                     {"x2", svg_number(spy_left_margin)}, {"y2", svg_number(spy_top_margin + offset)}, {"stroke", "black"}});
+    svg.add_text(spy_left_margin - 7.0, spy_top_margin + offset + 4.0, format_si(tick), {{"text-anchor", "end"}});
   }
-  svg.add_text(left_margin + plot_size / 2.0, top_margin - 22.0, "column (elimination order), n = " + format_count(n),
+  svg.add_text(spy_left_margin + plot_size / 2.0, spy_top_margin - 22.0, "column (elimination order), n = " + format_count(n),
                {{"text-anchor", "middle"}});
 }
 
@@ -73,7 +73,7 @@ Index draw_supernode_outlines(SvgDocument& svg, const factor::Symbolic& symbolic
     const double size = symbolic.column_count(s) * pixels_per_column;
     if (size < min_outline_pixels) continue;
     const double corner = symbolic.first_column(s) * pixels_per_column;
-    svg.add("rect", {{"x", svg_number(left_margin + corner)}, {"y", svg_number(top_margin + corner)},
+    svg.add("rect", {{"x", svg_number(spy_left_margin + corner)}, {"y", svg_number(spy_top_margin + corner)},
                      {"width", svg_number(size)}, {"height", svg_number(size)}},
             "supernode " + std::to_string(s) + ": " + format_count(symbolic.column_count(s)) + " columns, front " +
                 format_count(symbolic.row_count(s)) + " rows");
@@ -127,11 +127,11 @@ std::string spy_plot_svg(const SpyRaster& raster, std::string_view title, const 
                                     : format_count(raster.bins()) + " x " + format_count(raster.bins()) +
                                           " bins of about " + format_count((raster.n() + raster.bins() - 1) / raster.bins()) +
                                           " rows/columns, shaded by entry count (log scale).");
-  const double legend_top = top_margin + plot_size + 30.0;
+  const double legend_top = spy_top_margin + plot_size + 30.0;
   const double caption_top = legend_top + (one_entry_per_bin ? 0.0 : 50.0);
-  SvgDocument svg(left_margin + plot_size + 30.0, caption_top + caption_height(lines) + 20.0, title);
+  SvgDocument svg(spy_left_margin + plot_size + 30.0, caption_top + caption_height(lines) + 20.0, title);
   const std::string full_title = std::string(title) + " - nnz " + format_count(raster.entries());
-  svg.add_text(left_margin, 20.0, full_title, {{"font-size", "15"}, {"font-weight", "bold"}});
+  svg.add_text(spy_left_margin, 20.0, full_title, {{"font-size", "15"}, {"font-weight", "bold"}});
   draw_bins(svg, raster);
   draw_index_axes(svg, raster.n());
   if (outlines != nullptr) {
@@ -141,10 +141,10 @@ std::string spy_plot_svg(const SpyRaster& raster, std::string_view title, const 
                     format_count(outlines->supernode_count()) + "; hover for sizes).");
   }
   if (!one_entry_per_bin) {
-    draw_colour_bar(svg, left_margin, legend_top, 240.0, [](double t) { return blues(t); }, "entries per bin", "1",
+    draw_colour_bar(svg, spy_left_margin, legend_top, 240.0, [](double t) { return blues(t); }, "entries per bin", "1",
                     format_count(raster.largest_count()));
   }
-  draw_caption(svg, left_margin, caption_top, lines);
+  draw_caption(svg, spy_left_margin, caption_top, lines);
   return svg.str();
 }
 

@@ -58,6 +58,8 @@ struct ClothMesh {
   [[nodiscard]] bool is_eulerian(Index v) const { return eulerian[v] != 0; }
   /// Appends a vertex with zero velocities, no attachment and no Eulerian DOFs; returns it.
   Index add_vertex(const Vec3& x, double material_u, double material_v);
+
+  friend bool operator==(const ClothMesh&, const ClothMesh&) = default;
 };
 
 /// A cloth that cannot be simulated; what() names the element and what was expected.

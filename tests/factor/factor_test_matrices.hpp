@@ -96,19 +96,6 @@ inline linalg::SymmetricCscMatrix elasticity_cube(Index cells) {
   return linalg::elasticity_matrix(box);
 }
 
-/// Dense symmetric matrix (both triangles) from lower storage.
-inline linalg::DenseMatrix to_dense(const linalg::SymmetricCscMatrix& a) {
-  linalg::DenseMatrix d(a.size(), a.size());
-  const auto& l = a.lower;
-  for (Index c = 0; c < l.cols; ++c) {
-    for (linalg::Offset p = l.col_ptr[c]; p < l.col_ptr[c + 1]; ++p) {
-      d(l.row_idx[p], c) += l.values[p];
-      if (l.row_idx[p] != c) d(c, l.row_idx[p]) += l.values[p];
-    }
-  }
-  return d;
-}
-
 /// max |x − y| / max |y| over two equally long arrays.
 inline double relative_max_difference(std::span<const double> x, std::span<const double> y) {
   double difference = 0.0;

@@ -11,19 +11,6 @@
 namespace cholsim::linalg {
 namespace {
 
-DenseMatrix dense(const CscMatrix& a) {
-  DenseMatrix result(a.rows, a.cols);
-  for (Index c = 0; c < a.cols; ++c) {
-    for (Offset p = a.col_ptr[static_cast<std::size_t>(c)];
-         p < a.col_ptr[static_cast<std::size_t>(c) + 1]; ++p) {
-      result(a.row_idx[static_cast<std::size_t>(p)], c) += a.values[static_cast<std::size_t>(p)];
-    }
-  }
-  return result;
-}
-
-DenseMatrix dense(const SymmetricCscMatrix& a) { return dense(to_full(a)); }
-
 void expect_dense_near(const DenseMatrix& actual, const DenseMatrix& expected, double tolerance) {
   ASSERT_EQ(actual.rows(), expected.rows());
   ASSERT_EQ(actual.cols(), expected.cols());
@@ -117,8 +104,8 @@ TEST(CscMatrix, TransposeTwiceIsIdentity) {
   EXPECT_EQ(at.rows, 5);
   EXPECT_EQ(at.cols, 7);
   EXPECT_NO_THROW(check_valid(at));
-  const DenseMatrix d = dense(a);
-  const DenseMatrix dt = dense(at);
+  const DenseMatrix d = to_dense(a);
+  const DenseMatrix dt = to_dense(at);
   for (Index i = 0; i < 7; ++i) {
     for (Index j = 0; j < 5; ++j) EXPECT_EQ(dt(j, i), d(i, j));
   }
@@ -132,7 +119,7 @@ TEST(CscMatrix, ToFullMirrorsTheLowerTriangle) {
   const CscMatrix full = to_full(small_symmetric());
   EXPECT_NO_THROW(check_valid(full));
   EXPECT_EQ(full.nnz(), 8);
-  const DenseMatrix d = dense(full);
+  const DenseMatrix d = to_dense(full);
   EXPECT_EQ(d(0, 2), 1.0);
   EXPECT_EQ(d(2, 0), 1.0);
   EXPECT_EQ(d(1, 3), 2.0);
@@ -151,7 +138,7 @@ TEST(CscMatrix, SymmetricMultiplyMatchesDense) {
   const Index n = 23;
   const Index count = 3;
   const SymmetricCscMatrix a = random_symmetric(n, 0.3, 5);
-  const DenseMatrix d = dense(a);
+  const DenseMatrix d = to_dense(a);
   std::mt19937 rng(9);
   std::uniform_real_distribution<double> uniform(-1.0, 1.0);
   std::vector<double> x(static_cast<std::size_t>(n * count));
@@ -187,14 +174,14 @@ TEST(CscMatrix, PermuteSymmetricEqualsDensePermutation) {
   EXPECT_NO_THROW(check_valid(b));
   EXPECT_EQ(b.nnz_lower(), a.nnz_lower());
   // (P·A·Pᵀ)(i, j) = A(perm[i], perm[j]).
-  const DenseMatrix da = dense(a);
+  const DenseMatrix da = to_dense(a);
   DenseMatrix expected(n, n);
   for (Index j = 0; j < n; ++j) {
     for (Index i = 0; i < n; ++i) {
       expected(i, j) = da(perm[static_cast<std::size_t>(i)], perm[static_cast<std::size_t>(j)]);
     }
   }
-  expect_dense_near(dense(b), expected, 0.0);
+  expect_dense_near(to_dense(b), expected, 0.0);
 }
 
 TEST(CscMatrix, PermutationChecksReportErrors) {

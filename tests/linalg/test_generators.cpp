@@ -14,24 +14,13 @@
 #include "linalg/dense_matrix.hpp"
 #include "linalg/generators.hpp"
 #include "linalg/linear_tetrahedron.hpp"
+#include "linalg/vector_norms.hpp"
 
 namespace cholsim::linalg {
 namespace {
 
-DenseMatrix dense(const SymmetricCscMatrix& a) {
-  const CscMatrix full = to_full(a);
-  DenseMatrix result(full.rows, full.cols);
-  for (Index c = 0; c < full.cols; ++c) {
-    for (Offset p = full.col_ptr[static_cast<std::size_t>(c)];
-         p < full.col_ptr[static_cast<std::size_t>(c) + 1]; ++p) {
-      result(full.row_idx[static_cast<std::size_t>(p)], c) = full.values[static_cast<std::size_t>(p)];
-    }
-  }
-  return result;
-}
-
 bool is_positive_definite(const SymmetricCscMatrix& a) {
-  DenseMatrix d = dense(a);
+  DenseMatrix d = to_dense(a);
   return blas::potrf(d.view()) == 0;
 }
 
@@ -39,12 +28,6 @@ std::vector<double> times(const SymmetricCscMatrix& a, const std::vector<double>
   std::vector<double> y(x.size());
   symmetric_multiply(a, x, y);
   return y;
-}
-
-double max_abs(const std::vector<double>& v) {
-  double m = 0.0;
-  for (double x : v) m = std::max(m, std::abs(x));
-  return m;
 }
 
 // ---- structured_tet_box -------------------------------------------------------------------
@@ -325,7 +308,7 @@ TEST(Generators, ScalarElasticityMatrixIsMassPlusScaledLaplacian) {
   stiffness_only.time_step = 1.0;
   const SymmetricCscMatrix k = scalar_elasticity_matrix(stiffness_only);
   const double mu = lame_from_youngs_poisson(options.youngs_modulus, options.poisson_ratio).mu;
-  const DenseMatrix kd = dense(k);
+  const DenseMatrix kd = to_dense(k);
   const Index interior = 1 + 4 * (1 + 3 * 1);  // node (1, 1, 1)
   const double scale = 2.0 * mu * options.cell_size;
   for (Index r = 0; r < k.size(); ++r) {

@@ -13,26 +13,12 @@
 
 #include "linalg/polar_decomposition.hpp"
 #include "linalg/svd3.hpp"
+#include "tests/linalg/mat3_test_helpers.hpp"
 
 namespace cholsim::linalg {
 namespace {
 
 constexpr double kDegreesPerRadian = 180.0 / std::numbers::pi;
-
-double max_abs_difference(const Mat3& a, const Mat3& b) {
-  double worst = 0.0;
-  for (std::size_t k = 0; k < 9; ++k) worst = std::max(worst, std::abs(a.entries[k] - b.entries[k]));
-  return worst;
-}
-
-Mat3 random_matrix(std::mt19937_64& rng) {
-  std::uniform_real_distribution<double> entry(-1.0, 1.0);
-  Mat3 a;
-  for (double& e : a.entries) e = entry(rng);
-  return a;
-}
-
-Mat3 random_rotation_matrix(std::mt19937_64& rng) { return to_rotation_matrix(random_rotation(rng, std::numbers::pi)); }
 
 /// tr(Rᵀ·F), the quantity both decompositions maximize over SO(3).
 double alignment(const Mat3& rotation, const Mat3& f) { return trace(transpose_times(rotation, f)); }
@@ -43,7 +29,7 @@ double alignment(const Mat3& rotation, const Mat3& f) { return trace(transpose_t
 TEST(PolarDecomposition, FactorsAreRotationAndSymmetricAndReproduceF) {
   std::mt19937_64 rng(31);
   for (int trial = 0; trial < 2000; ++trial) {
-    const Mat3 f = random_matrix(rng);
+    const Mat3 f = random_mat3(rng);
     const PolarDecomposition polar = polar_decomposition(f);
     const Mat3& r = polar.rotation;
     const Mat3& s = polar.stretch;
@@ -66,7 +52,7 @@ TEST(PolarDecomposition, FactorsAreRotationAndSymmetricAndReproduceF) {
 TEST(PolarDecomposition, RotationMaximizesAlignmentOverSO3) {
   std::mt19937_64 rng(32);
   for (int trial = 0; trial < 200; ++trial) {
-    const Mat3 f = random_matrix(rng);
+    const Mat3 f = random_mat3(rng);
     const double best = alignment(polar_rotation(f), f);
     for (int probe = 0; probe < 50; ++probe) {
       EXPECT_LE(alignment(random_rotation_matrix(rng), f), best + 1e-14);
@@ -115,7 +101,7 @@ TEST(Apd, GradientAndHessianMatchFiniteDifferences) {
   // degenerate F = −I at R0 = I (zero gradient, negative definite Hessian).
   std::mt19937_64 rng(41);
   std::vector<std::pair<Mat3, Mat3>> cases;
-  for (int trial = 0; trial < 50; ++trial) cases.emplace_back(random_rotation_matrix(rng), random_matrix(rng));
+  for (int trial = 0; trial < 50; ++trial) cases.emplace_back(random_rotation_matrix(rng), random_mat3(rng));
   cases.emplace_back(Mat3::identity(), -Mat3::identity());
   cases.emplace_back(Mat3::identity(), Mat3::diagonal({1.0, 1.0, -1.0}));
   const std::array<Vec3, 3> axes = {Vec3{1, 0, 0}, Vec3{0, 1, 0}, Vec3{0, 0, 1}};
@@ -291,7 +277,7 @@ TEST(Apd, ReachesGlobalMaximumOnArbitraryMatrices) {
   int max_iterations = 0, flips = 0, backtracks = 0;
   constexpr int kSamples = 5000;
   for (int trial = 0; trial < kSamples; ++trial) {
-    const Mat3 f = random_matrix(rng);
+    const Mat3 f = random_mat3(rng);
     ApdStats stats;
     const Quaternion start = quaternion_from_rotation_matrix(random_rotation_matrix(rng));
     const Quaternion q = analytic_polar_decomposition(f, start, ApdOptions{}, &stats);

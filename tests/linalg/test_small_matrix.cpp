@@ -7,17 +7,12 @@
 #include <random>
 
 #include "linalg/small_matrix.hpp"
+#include "tests/linalg/mat3_test_helpers.hpp"
 
 namespace cholsim::linalg {
 namespace {
 
 constexpr Mat3 kSample{{2.0, -1.0, 0.5, 0.0, 3.0, 1.0, 4.0, 1.0, -2.0}};
-
-double max_abs_difference(const Mat3& a, const Mat3& b) {
-  double worst = 0.0;
-  for (std::size_t k = 0; k < 9; ++k) worst = std::max(worst, std::abs(a.entries[k] - b.entries[k]));
-  return worst;
-}
 
 /// q and −q are the same rotation: compare up to sign.
 double quaternion_distance(const Quaternion& a, const Quaternion& b) {

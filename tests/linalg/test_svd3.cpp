@@ -10,24 +10,10 @@
 
 #include "linalg/polar_decomposition.hpp"
 #include "linalg/svd3.hpp"
+#include "tests/linalg/mat3_test_helpers.hpp"
 
 namespace cholsim::linalg {
 namespace {
-
-double max_abs_difference(const Mat3& a, const Mat3& b) {
-  double worst = 0.0;
-  for (std::size_t k = 0; k < 9; ++k) worst = std::max(worst, std::abs(a.entries[k] - b.entries[k]));
-  return worst;
-}
-
-Mat3 random_matrix(std::mt19937_64& rng, double scale = 1.0) {
-  std::uniform_real_distribution<double> entry(-scale, scale);
-  Mat3 a;
-  for (double& e : a.entries) e = entry(rng);
-  return a;
-}
-
-Mat3 random_rotation_matrix(std::mt19937_64& rng) { return to_rotation_matrix(random_rotation(rng, std::numbers::pi)); }
 
 /// Every property of the documented convention; returns the decomposition for extra checks.
 Svd3 expect_valid_svd(const Mat3& f, const std::string& label) {
@@ -59,7 +45,7 @@ TEST(Svd3, RandomMatrices) {
   std::mt19937_64 rng(21);
   for (int trial = 0; trial < 2000; ++trial) {
     const double scale = std::pow(10.0, (trial % 13) - 6);  // 1e-6 … 1e6
-    expect_valid_svd(random_matrix(rng, scale), "random " + std::to_string(trial));
+    expect_valid_svd(random_mat3(rng, scale), "random " + std::to_string(trial));
   }
 }
 
@@ -67,7 +53,7 @@ TEST(Svd3, InvertedMatricesHaveNegativeSmallestSingularValue) {
   std::mt19937_64 rng(22);
   int inverted = 0;
   for (int trial = 0; trial < 2000; ++trial) {
-    Mat3 f = random_matrix(rng);
+    Mat3 f = random_mat3(rng);
     if (determinant(f) > 0.0) f = -f;  // det(−F) = −det F
     if (std::abs(determinant(f)) < 1e-8) continue;
     const Svd3 svd = expect_valid_svd(f, "inverted " + std::to_string(trial));
@@ -151,7 +137,7 @@ TEST(Svd3, ConvergesInFewSweeps) {
   int worst = 0;
   for (int trial = 0; trial < 10000; ++trial) {
     Svd3Stats stats;
-    (void)svd3(random_matrix(rng), &stats);
+    (void)svd3(random_mat3(rng), &stats);
     worst = std::max(worst, stats.sweeps);
   }
   EXPECT_LE(worst, 6);  // quadratic convergence: a handful of sweeps including the final check

@@ -44,5 +44,14 @@ TEST(VectorNorms, PropagatesNanAndInf) {
   EXPECT_EQ(norm2(std::vector<double>{1.0, -inf}), inf);
 }
 
+TEST(VectorNorms, MaxNormsReportNanWhereverItIs) {
+  EXPECT_EQ(max_abs(std::vector<double>{1.0, -3.0, 2.0}), 3.0);
+  EXPECT_EQ(max_abs(std::vector<double>{}), 0.0);
+  EXPECT_EQ(max_abs_difference(std::vector<double>{1.0, 5.0}, std::vector<double>{2.0, 3.0}), 2.0);
+  // A NaN after a larger entry: the std::max loops the tests used to copy returned 3 here.
+  EXPECT_TRUE(std::isnan(max_abs(std::vector<double>{3.0, std::nan("")})));
+  EXPECT_TRUE(std::isnan(max_abs_difference(std::vector<double>{3.0, std::nan("")}, std::vector<double>{0.0, 0.0})));
+}
+
 }  // namespace
 }  // namespace cholsim::linalg

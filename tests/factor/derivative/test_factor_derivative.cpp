@@ -68,7 +68,7 @@ void dense_cholesky_with_derivative(linalg::DenseMatrix& l, linalg::DenseMatrix&
 }
 
 linalg::DenseMatrix permuted_dense(const linalg::SymmetricCscMatrix& a, std::span<const Index> perm) {
-  const linalg::DenseMatrix dense = testing::to_dense(a);
+  const linalg::DenseMatrix dense = linalg::to_dense(a);
   const Index n = a.size();
   linalg::DenseMatrix permuted(n, n);
   for (Index j = 0; j < n; ++j) {

@@ -38,7 +38,7 @@ TEST_P(DenseReference, FactorEqualsDenseCholeskyOfPermutedMatrix) {
   ASSERT_TRUE(factor.factorize(a, {.threads = 2}).ok()) << factor.status().message;
 
   // Dense reference: potrf of P·A·Pᵀ.
-  const linalg::DenseMatrix dense = testing::to_dense(a);
+  const linalg::DenseMatrix dense = linalg::to_dense(a);
   linalg::DenseMatrix permuted(n, n);
   const auto perm = symbolic->permutation();
   for (Index j = 0; j < n; ++j) {

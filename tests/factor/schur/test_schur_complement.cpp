@@ -21,13 +21,16 @@
 #include "factor/update/changed_supernodes.hpp"
 #include "linalg/blas.hpp"
 #include "linalg/generators.hpp"
+#include "linalg/vector_norms.hpp"
 #include "tests/factor/factor_test_matrices.hpp"
 
 namespace cholsim::factor {
 namespace {
 
+using linalg::max_abs_difference;
+
 using linalg::DenseMatrix;
-using testing::to_dense;
+using linalg::to_dense;
 
 // S = A22 − A21·A11⁻¹·A12 with dense LAPACK, rows and columns in the Schur set's order.
 DenseMatrix dense_schur_complement(const linalg::SymmetricCscMatrix& a, const std::vector<Index>& schur) {
@@ -114,12 +117,6 @@ linalg::SymmetricCscMatrix add_schur_update(const linalg::SymmetricCscMatrix& a,
   return linalg::symmetric_from_triplets(a.size(), t, linalg::UpperEntries::transpose);
 }
 
-double max_difference(const std::vector<double>& x, const std::vector<double>& y) {
-  double d = 0.0;
-  for (std::size_t i = 0; i < x.size(); ++i) d = std::max(d, std::abs(x[i] - y[i]));
-  return d;
-}
-
 std::vector<double> full_solve(const linalg::SymmetricCscMatrix& a, std::vector<double> b) {
   Factor full(analyze(a));
   EXPECT_TRUE(full.factorize(a).ok()) << full.status().message;
@@ -188,7 +185,7 @@ TEST(SchurComplement, ThreePhaseSolveEqualsFullSolveForOneAndManyRightHandSides)
   std::vector<double> x = b;
   partial.solve(system, x);
   EXPECT_LE(testing::relative_residual(a, x, b), 1e-13);
-  EXPECT_LE(max_difference(x, full_solve(a, b)), 1e-12);
+  EXPECT_LE(max_abs_difference(x, full_solve(a, b)), 1e-12);
 
   // Four right-hand sides at once, phase by phase, equal four single solves.
   const Index count = 4;
@@ -294,7 +291,7 @@ TEST(SchurComplement, UpdatesEqualSolvesOfTheModifiedFullMatrix) {
     partial.solve(system, x);
     const linalg::SymmetricCscMatrix modified = add_schur_update(a, schur, *c.delta);
     EXPECT_LE(testing::relative_residual(modified, x, b), 1e-13);
-    EXPECT_LE(max_difference(x, full_solve(modified, b)), 1e-12);
+    EXPECT_LE(max_abs_difference(x, full_solve(modified, b)), 1e-12);
   }
   // Without updates the system is S again.
   system.clear_updates();

@@ -19,10 +19,13 @@
 #include "linalg/blas.hpp"
 #include "linalg/csc_matrix.hpp"
 #include "linalg/generators.hpp"
+#include "linalg/vector_norms.hpp"
 #include "tests/factor/factor_test_matrices.hpp"
 
 namespace cholsim::factor {
 namespace {
+
+using linalg::max_abs;
 
 using testing::NamedMatrix;
 
@@ -48,7 +51,7 @@ std::vector<NamedMatrix> solve_test_matrices() {
 
 /// X = A⁻¹B through dense potrf/potrs (B column-major n×count).
 std::vector<double> dense_solve(const linalg::SymmetricCscMatrix& a, const std::vector<double>& b, Index count) {
-  linalg::DenseMatrix dense = testing::to_dense(a);
+  linalg::DenseMatrix dense = linalg::to_dense(a);
   EXPECT_EQ(linalg::blas::potrf(dense.view()), 0);
   std::vector<double> x = b;
   linalg::blas::potrs(dense.view(), linalg::DenseView{x.data(), a.size(), count, std::max<Index>(1, a.size())});
@@ -61,12 +64,6 @@ std::vector<double> random_right_hand_sides(Index n, Index count, unsigned seed)
   std::vector<double> b(static_cast<std::size_t>(n * count));
   for (double& v : b) v = uniform(rng);
   return b;
-}
-
-double max_abs(const std::vector<double>& v) {
-  double m = 0.0;
-  for (double x : v) m = std::max(m, std::abs(x));
-  return m;
 }
 
 /// METIS, whose wide top separators give these small matrices the wide supernodes with update

@@ -13,10 +13,13 @@
 #include "linalg/assembly_pattern.hpp"
 #include "linalg/element_changes.hpp"
 #include "linalg/generators.hpp"
+#include "linalg/vector_norms.hpp"
 #include "tests/factor/factor_test_matrices.hpp"
 
 namespace cholsim::factor {
 namespace {
+
+using linalg::max_abs;
 
 // A small elasticity box kept as mesh + assembly pattern, so element blocks can change.
 struct ElasticBox {
@@ -32,12 +35,6 @@ struct ElasticBox {
     return options;
   }
 };
-
-double max_abs(std::span<const double> v) {
-  double m = 0.0;
-  for (double x : v) m = std::max(m, std::abs(x));
-  return m;
-}
 
 double max_relative_difference(std::span<const double> x, std::span<const double> reference) {
   double d = 0.0;

@@ -51,18 +51,6 @@ ClothMesh test_cloth(bool eol, unsigned seed = 1) {
 
 using Dense = std::vector<double>;  // column-major square
 
-Dense dense(const linalg::SymmetricCscMatrix& a) {
-  const auto n = static_cast<std::size_t>(a.size());
-  Dense full(n * n, 0.0);
-  for (std::size_t col = 0; col < n; ++col) {
-    for (auto p = a.lower.col_ptr[col]; p < a.lower.col_ptr[col + 1]; ++p) {
-      const auto row = static_cast<std::size_t>(a.lower.row_idx[static_cast<std::size_t>(p)]);
-      full[row + col * n] = full[col + row * n] = a.lower.values[static_cast<std::size_t>(p)];
-    }
-  }
-  return full;
-}
-
 template <std::size_t n>
 std::array<double, n> eigenvalues(const Dense& a) {
   std::array<double, n * n> copy{};
@@ -200,7 +188,7 @@ TEST(ClothStepSystem, MatrixAndForcesMatchTheDenseReference) {
     const ClothStepOptions options;
     const ClothStepSystem system = assemble_cloth_step(cloth, material, options);
     const DenseReference ref = dense_reference(cloth, material, options);
-    const Dense matrix = dense(system.matrix);
+    const Dense matrix = linalg::to_dense(system.matrix).storage();
     ASSERT_EQ(matrix.size(), ref.matrix.size());
     const double scale = max_abs(ref.matrix);
     for (std::size_t k = 0; k < matrix.size(); ++k) EXPECT_NEAR(matrix[k], ref.matrix[k], 1e-13 * scale) << "entry " << k;
@@ -220,7 +208,7 @@ TEST(ClothStepSystem, MatrixIsPsdWithEolVerticesAndPdWithout) {
   const ClothStepOptions options;
   {
     const ClothStepSystem system = assemble_cloth_step(test_cloth(true), material, options);
-    const Dense matrix = dense(system.matrix);
+    const Dense matrix = linalg::to_dense(system.matrix).storage();
     ASSERT_EQ(matrix.size(), kEolSize * kEolSize);
     const auto values = eigenvalues<kEolSize>(matrix);
     const double largest = *std::max_element(values.begin(), values.end());
@@ -228,7 +216,7 @@ TEST(ClothStepSystem, MatrixIsPsdWithEolVerticesAndPdWithout) {
   }
   {
     const ClothStepSystem system = assemble_cloth_step(test_cloth(false), material, options);
-    const auto values = eigenvalues<kLagrangianSize>(dense(system.matrix));
+    const auto values = eigenvalues<kLagrangianSize>(linalg::to_dense(system.matrix).storage());
     const double largest = *std::max_element(values.begin(), values.end());
     for (double e : values) EXPECT_GT(e, 1e-6 * largest);
   }
@@ -282,8 +270,7 @@ TEST(ClothStepSystem, RestingLagrangianSheetFallsFreely) {
     const ClothStepSystem system = assemble_cloth_step(cloth, material, options);
     EXPECT_NEAR(system.membrane_energy + system.bending_energy, 0.0, 1e-20);
     const auto n = static_cast<Index>(system.dofs.size);
-    linalg::DenseMatrix h(n, n);
-    h.storage() = dense(system.matrix);
+    linalg::DenseMatrix h = linalg::to_dense(system.matrix);
     ASSERT_EQ(linalg::blas::potrf(h.view()), 0);
     linalg::DenseMatrix velocity(n, 1);
     velocity.storage() = system.rhs;

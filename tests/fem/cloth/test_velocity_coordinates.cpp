@@ -13,10 +13,14 @@
 #include "fem/cloth/cloth_constraints.hpp"
 #include "fem/cloth/cloth_step_system.hpp"
 #include "fem/cloth/velocity_coordinates.hpp"
+#include "linalg/vector_norms.hpp"
 #include "solvers/qp/interior_point.hpp"
 
 namespace cholsim::fem::cloth {
 namespace {
+
+using linalg::max_abs;
+using linalg::max_abs_difference;
 
 namespace qp = solvers::qp;
 using Kind = FeatureAttachment::Kind;
@@ -146,16 +150,6 @@ Dense dense_t(const VelocityCoordinates& c) {
   return t;
 }
 
-Dense dense(const linalg::CscMatrix& a) {
-  Dense d(at(a.rows) * at(a.cols), 0.0);
-  for (Index j = 0; j < a.cols; ++j) {
-    for (auto p = a.col_ptr[at(j)]; p < a.col_ptr[at(j) + 1]; ++p) d[at(a.row_idx[at(p)]) + at(a.rows) * at(j)] = a.values[at(p)];
-  }
-  return d;
-}
-
-Dense dense(const linalg::SymmetricCscMatrix& a) { return dense(linalg::to_full(a)); }
-
 /// C = op(A)·B with op(A) = A or Aᵀ; A is ra × ca.
 Dense product(const Dense& a, Index ra, Index ca, bool transpose_a, const Dense& b, Index cb) {
   const Index rows = transpose_a ? ca : ra, inner = transpose_a ? ra : ca;
@@ -170,18 +164,6 @@ Dense product(const Dense& a, Index ra, Index ca, bool transpose_a, const Dense&
     }
   }
   return c;
-}
-
-double max_abs(std::span<const double> a) {
-  double m = 0.0;
-  for (double v : a) m = std::max(m, std::abs(v));
-  return m;
-}
-
-double max_difference(std::span<const double> a, std::span<const double> b) {
-  double m = 0.0;
-  for (std::size_t i = 0; i < a.size(); ++i) m = std::max(m, std::abs(a[i] - b[i]));
-  return m;
 }
 
 /// `problem` with the equality row Σ value·q̇_column = rhs appended.
@@ -214,21 +196,21 @@ TEST(VelocityCoordinates, ReducedProblemIsTheDenseTransformation) {
   ASSERT_EQ(n, s.dofs.size);
   ASSERT_EQ(reduced.problem.variable_count(), r);
   const Dense t = dense_t(c);
-  const Dense h = dense(s.problem.hessian);
+  const Dense h = linalg::to_dense(s.problem.hessian).storage();
   const Dense hy = product(t, n, r, true, product(h, n, n, false, t, r), r);
-  const Dense hy_reduced = dense(reduced.problem.hessian);
-  EXPECT_LE(max_difference(hy, hy_reduced), 1e-13 * max_abs(h));
+  const Dense hy_reduced = linalg::to_dense(reduced.problem.hessian).storage();
+  EXPECT_LE(max_abs_difference(hy, hy_reduced), 1e-13 * max_abs(h));
 
   Dense shifted = s.problem.linear;  // b − H q̇₀
   const Dense h_offset = product(h, n, n, false, c.offset(), 1);
   for (std::size_t i = 0; i < shifted.size(); ++i) shifted[i] -= h_offset[i];
-  EXPECT_LE(max_difference(product(t, n, r, true, shifted, 1), reduced.problem.linear), 1e-13 * max_abs(shifted));
+  EXPECT_LE(max_abs_difference(product(t, n, r, true, shifted, 1), reduced.problem.linear), 1e-13 * max_abs(shifted));
 
   const Index q = s.problem.inequality_count();
   ASSERT_EQ(reduced.problem.inequality_count(), q);
-  const Dense cy = product(dense(s.problem.inequality), q, n, false, t, r);
-  EXPECT_LE(max_difference(cy, dense(reduced.problem.inequality)), 1e-14);
-  const Dense c_offset = product(dense(s.problem.inequality), q, n, false, c.offset(), 1);
+  const Dense cy = product(linalg::to_dense(s.problem.inequality).storage(), q, n, false, t, r);
+  EXPECT_LE(max_abs_difference(cy, linalg::to_dense(reduced.problem.inequality).storage()), 1e-14);
+  const Dense c_offset = product(linalg::to_dense(s.problem.inequality).storage(), q, n, false, c.offset(), 1);
   for (Index i = 0; i < q; ++i) {
     EXPECT_NEAR(reduced.problem.inequality_rhs[at(i)], s.problem.inequality_rhs[at(i)] - c_offset[at(i)], 1e-14);
   }
@@ -279,9 +261,9 @@ TEST(VelocityCoordinates, ReducedQpGivesTheOriginalSolutionAndMultipliers) {
     const qp::QpSolution original = solve(s.problem).solution;
     const qp::QpSolution y = solve(reduced.problem).solution;
     const std::vector<double> qdot = reduced.coordinates.velocities(y.x);
-    EXPECT_LE(max_difference(qdot, original.x), 1e-9 * max_abs(original.x)) << "seed " << seed;
+    EXPECT_LE(max_abs_difference(qdot, original.x), 1e-9 * max_abs(original.x)) << "seed " << seed;
     ASSERT_EQ(y.inequality_multipliers.size(), original.inequality_multipliers.size());
-    EXPECT_LE(max_difference(y.inequality_multipliers, original.inequality_multipliers),
+    EXPECT_LE(max_abs_difference(y.inequality_multipliers, original.inequality_multipliers),
               1e-7 * max_abs(original.inequality_multipliers))
         << "seed " << seed;
     int active_contacts = 0;
@@ -297,7 +279,7 @@ TEST(VelocityCoordinates, ReducedQpGivesTheOriginalSolutionAndMultipliers) {
           << "equality row " << i;
     }
     const std::vector<double> back = reduced.coordinates.reduced_velocities(qdot);  // Tᵀ(T y) = y
-    EXPECT_LE(max_difference(back, y.x), 1e-14 * (1.0 + max_abs(y.x)));
+    EXPECT_LE(max_abs_difference(back, y.x), 1e-14 * (1.0 + max_abs(y.x)));
   }
 }
 
@@ -336,7 +318,7 @@ TEST(VelocityCoordinates, KeepsEqualityRowsOverSeveralVertices) {
   const qp::QpSolution original = solve(problem).solution;
   const qp::QpSolution y = solve(reduced.problem).solution;
   const std::vector<double> qdot = reduced.coordinates.velocities(y.x);
-  EXPECT_LE(max_difference(qdot, original.x), 1e-9 * max_abs(original.x));
+  EXPECT_LE(max_abs_difference(qdot, original.x), 1e-9 * max_abs(original.x));
   EXPECT_NEAR(qdot[at(3 * a + 2)] - qdot[at(3 * b + 2)], 0.05, 1e-12);
   const double multiplier = original.equality_multipliers[at(joined)];
   EXPECT_NEAR(y.equality_multipliers[0], multiplier, 1e-7 * std::abs(multiplier));

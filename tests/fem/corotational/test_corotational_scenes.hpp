@@ -6,6 +6,7 @@
 #include "fem/elements/elastic_body.hpp"
 #include "linalg/generators.hpp"
 #include "linalg/small_matrix.hpp"
+#include "linalg/vector_norms.hpp"
 
 namespace cholsim::fem::test {
 
@@ -38,10 +39,6 @@ inline std::vector<double> rigid_velocities(std::span<const double> x, const lin
   return out;
 }
 
-inline double max_abs_difference(std::span<const double> a, std::span<const double> b) {
-  double worst = 0.0;
-  for (std::size_t k = 0; k < a.size(); ++k) worst = std::max(worst, std::abs(a[k] - b[k]));
-  return worst;
-}
+using linalg::max_abs_difference;
 
 }  // namespace cholsim::fem::test

@@ -12,10 +12,13 @@
 #include "fem/dynamics/dynamics_scenes.hpp"
 #include "fem/dynamics/elastic_system.hpp"
 #include "fem/mesh/procedural_meshes.hpp"
+#include "linalg/vector_norms.hpp"
 #include "solvers/integrators/time_integrator.hpp"
 
 namespace cholsim::fem {
 namespace {
+
+using linalg::max_abs_difference;
 
 using solvers::IntegratorKind;
 using solvers::NewtonMethod;
@@ -24,12 +27,6 @@ DynamicsScene small_bar_scene() {
   DynamicsSceneOptions options;
   options.resolution = 0.15;
   return make_dynamics_scene(options);
-}
-
-double max_difference(std::span<const double> a, std::span<const double> b) {
-  double worst = 0.0;
-  for (std::size_t i = 0; i < a.size(); ++i) worst = std::max(worst, std::abs(a[i] - b[i]));
-  return worst;
 }
 
 // Runs `steps` steps of `scene` with `method`; returns the final free positions.
@@ -57,8 +54,8 @@ TEST(SelectiveHessian, TakesChangedBlocksOnlyAndStaysExactAtToleranceZero) {
   ASSERT_TRUE(system->selective_potential_hessian(x, 1.0, 0.0, 0.0, exact, factored, changed));
   EXPECT_EQ(changed.size(), static_cast<std::size_t>(system->size()));  // the first call takes every block
   system->potential_hessian(x, reference);
-  EXPECT_EQ(max_difference(exact.lower.values, reference.lower.values), 0.0);
-  EXPECT_EQ(max_difference(factored.lower.values, reference.lower.values), 0.0);
+  EXPECT_EQ(max_abs_difference(exact.lower.values, reference.lower.values), 0.0);
+  EXPECT_EQ(max_abs_difference(factored.lower.values, reference.lower.values), 0.0);
   // Nothing moved: nothing changes.
   ASSERT_TRUE(system->selective_potential_hessian(x, 1.0, 0.0, 0.0, exact, factored, changed));
   EXPECT_TRUE(changed.empty());
@@ -71,11 +68,11 @@ TEST(SelectiveHessian, TakesChangedBlocksOnlyAndStaysExactAtToleranceZero) {
   // The factored matrix is kept by adding the changed blocks' differences: equal to rounding.
   double largest = 0.0;
   for (double value : exact.lower.values) largest = std::max(largest, std::abs(value));
-  EXPECT_LT(max_difference(factored.lower.values, exact.lower.values), 1e-14 * largest);
+  EXPECT_LT(max_abs_difference(factored.lower.values, exact.lower.values), 1e-14 * largest);
   x[0] += 1e-4;
   ASSERT_TRUE(system->selective_potential_hessian(x, 1.0, 0.0, 0.5, exact, factored, changed));
   EXPECT_TRUE(changed.empty());
-  EXPECT_GT(max_difference(factored.lower.values, exact.lower.values), 0.0);
+  EXPECT_GT(max_abs_difference(factored.lower.values, exact.lower.values), 0.0);
 }
 
 TEST(DynamicsSolvers, RefactoredAtToleranceZeroFollowsNewtonDirect) {
@@ -84,7 +81,7 @@ TEST(DynamicsSolvers, RefactoredAtToleranceZeroFollowsNewtonDirect) {
   options.refactor_tolerance = 0.0;
   const std::vector<double> direct = run(scene, NewtonMethod::newton_direct, 4, options);
   const std::vector<double> refactored = run(scene, NewtonMethod::newton_refactored, 4, options);
-  EXPECT_LT(max_difference(direct, refactored), 1e-10 * 0.44);
+  EXPECT_LT(max_abs_difference(direct, refactored), 1e-10 * 0.44);
 }
 
 TEST(DynamicsSolvers, EverySolverReachesTheSameState) {
@@ -96,7 +93,7 @@ TEST(DynamicsSolvers, EverySolverReachesTheSameState) {
                               NewtonMethod::newton_extrapolated, NewtonMethod::hybrid_frozen,
                               NewtonMethod::hybrid_extrapolated, NewtonMethod::newton_refactored,
                               NewtonMethod::hybrid_refactored}) {
-    EXPECT_LT(max_difference(run(scene, method, 6), reference), 1e-6 * 0.44) << solvers::method_name(method);
+    EXPECT_LT(max_abs_difference(run(scene, method, 6), reference), 1e-6 * 0.44) << solvers::method_name(method);
   }
 }
 

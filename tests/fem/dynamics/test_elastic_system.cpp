@@ -11,9 +11,12 @@
 #include "fem/dynamics/elastic_system.hpp"
 #include "fem/mesh/procedural_meshes.hpp"
 #include "fem/mesh/tetgen.hpp"
+#include "linalg/vector_norms.hpp"
 
 namespace cholsim::fem {
 namespace {
+
+using linalg::max_abs;
 
 constexpr double kLength = 0.1;
 
@@ -62,12 +65,6 @@ std::vector<double> multiply(const linalg::SymmetricCscMatrix& h, const std::vec
     }
   }
   return y;
-}
-
-double max_abs(const std::vector<double>& v) {
-  double m = 0.0;
-  for (double e : v) m = std::max(m, std::abs(e));
-  return m;
 }
 
 TEST(ElasticSystem, GradientMatchesCentralDifferencesOfThePotential) {

@@ -17,7 +17,7 @@ using linalg::Vec3;
 using Vector24 = std::array<double, 24>;
 
 constexpr double kH = 0.4;
-constexpr Lame kLame{2.0, 5.0};
+constexpr Lame kHexLame{2.0, 5.0};
 const Vec3 kOrigin{0.3, -0.7, 1.1};
 
 Vec3 corner_parameter(int a) { return {double(a & 1), double((a >> 1) & 1), double((a >> 2) & 1)}; }
@@ -108,17 +108,17 @@ class Random {
 
 HexNodes forces_at(const HexNodes& x) {
   HexNodes f{};
-  add_hex_forces(x, kH, kLame, f);
+  add_hex_forces(x, kH, kHexLame, f);
   return f;
 }
 
 HexLinearization linearization_at(const HexNodes& x, bool definite) {
-  return linearize_hex(hex_center_deformation_gradient(x, kH), kLame, definite);
+  return linearize_hex(hex_center_deformation_gradient(x, kH), kHexLame, definite);
 }
 
 HexNodes product(const HexLinearization& lin, const HexNodes& dx) {
   HexNodes y{};
-  add_hex_stiffness_product(lin, dx, kH, kLame, y);
+  add_hex_stiffness_product(lin, dx, kH, kHexLame, y);
   return y;
 }
 
@@ -208,13 +208,13 @@ std::array<Vec3, 8> primary_parameters() {
 
 void expect_diagonal_matches_projection(const HexLinearization& lin, const HangingNodeWeights& w) {
   HexNodes diagonal{};
-  add_hex_stiffness_diagonal(lin, w, kH, kLame, diagonal);
-  const HexMatrix k = hex_stiffness_matrix(lin, kH, kLame);
+  add_hex_stiffness_diagonal(lin, w, kH, kHexLame, diagonal);
+  const HexMatrix k = hex_stiffness_matrix(lin, kH, kHexLame);
   const HexNodes reference = projected_diagonal(k, w);
   EXPECT_LE(max_abs_difference(diagonal, reference), 1e-13 * max_abs(reference));
   // The 3×3 node blocks of Wᵀ·K·W, off-diagonal entries included.
   std::array<Mat3, 8> blocks{};
-  add_hex_stiffness_block_diagonal(lin, w, kH, kLame, blocks);
+  add_hex_stiffness_block_diagonal(lin, w, kH, kHexLame, blocks);
   for (std::size_t b = 0; b < 8; ++b) {
     for (int i = 0; i < 3; ++i) {
       for (int j = 0; j < 3; ++j) {
@@ -232,15 +232,15 @@ void expect_diagonal_matches_projection(const HexLinearization& lin, const Hangi
 
 TEST(StabilizedHex, RestStateHasZeroForces) {
   const HexNodes f = forces_at(rest_nodes());
-  EXPECT_LE(max_abs(f), 1e-12 * kLame.mu * kH);
+  EXPECT_LE(max_abs(f), 1e-12 * kHexLame.mu * kH);
 }
 
 TEST(StabilizedHex, RigidMotionsHaveZeroForcesAndEnergy) {
   Random random;
   for (int trial = 0; trial < 20; ++trial) {
     const HexNodes x = affine_nodes(random.rotation(), random.vector());
-    EXPECT_LE(max_abs(forces_at(x)), 1e-12 * kLame.mu * kH) << "trial " << trial;
-    EXPECT_NEAR(hex_energy(x, kH, kLame), 0.0, 1e-12 * kLame.mu * kH * kH * kH);
+    EXPECT_LE(max_abs(forces_at(x)), 1e-12 * kHexLame.mu * kH) << "trial " << trial;
+    EXPECT_NEAR(hex_energy(x, kH, kHexLame), 0.0, 1e-12 * kHexLame.mu * kH * kH * kH);
   }
 }
 
@@ -248,7 +248,7 @@ TEST(StabilizedHex, RigidMotionsHaveZeroForcesAndEnergy) {
 TEST(StabilizedHex, StretchedElementHasRestoringForces) {
   const HexNodes x = affine_nodes(Mat3::diagonal({1.2, 1.0, 1.0}), {});
   const HexNodes f = forces_at(x);
-  EXPECT_GT(max_abs(f), 0.01 * kLame.mu * kH * kH);
+  EXPECT_GT(max_abs(f), 0.01 * kHexLame.mu * kH * kH);
   EXPECT_LT(f[1].x, 0.0);  // corner 1 sits at ξ_x = 1: pulled back towards −x
   EXPECT_GT(f[0].x, 0.0);
 }
@@ -259,7 +259,7 @@ TEST(StabilizedHex, ForcesFromTheLinearizationEqualTheDirectForces) {
     const HexNodes x = trial % 2 == 1 ? random.inverted_element() : random.deformed_element();
     HexNodes direct = forces_at(x);
     HexNodes linearized{};
-    add_hex_forces(x, linearization_at(x, true), kH, kLame, linearized);
+    add_hex_forces(x, linearization_at(x, true), kH, kHexLame, linearized);
     EXPECT_LT(max_abs_difference(direct, linearized), 1e-12 * max_abs(direct));
   }
 }
@@ -275,7 +275,7 @@ TEST(StabilizedHex, AffinePatchGivesExactGradientAndConsistentForces) {
     const linalg::Svd3 svd = linalg::svd3(a);
     const Mat3 r = svd.u * transpose(svd.v);
     const double trace_s = svd.singular_values.x + svd.singular_values.y + svd.singular_values.z;
-    const Mat3 p = 2.0 * kLame.mu * a + (kLame.lambda * (trace_s - 3.0) - 2.0 * kLame.mu) * r;
+    const Mat3 p = 2.0 * kHexLame.mu * a + (kHexLame.lambda * (trace_s - 3.0) - 2.0 * kHexLame.mu) * r;
     HexNodes expected;
     for (int c = 0; c < 8; ++c) {
       expected[static_cast<std::size_t>(c)] = -(kH * kH * kH) * (p * hex_center_shape_gradient(c, kH));
@@ -293,7 +293,7 @@ void expect_forces_are_negative_energy_gradient(const HexNodes& x) {
       HexNodes plus = x, minus = x;
       plus[a][i] += step;
       minus[a][i] -= step;
-      numerical[a][i] = -(hex_energy(plus, kH, kLame) - hex_energy(minus, kH, kLame)) / (2.0 * step);
+      numerical[a][i] = -(hex_energy(plus, kH, kHexLame) - hex_energy(minus, kH, kHexLame)) / (2.0 * step);
     }
   }
   EXPECT_LE(max_abs_difference(f, numerical), 1e-6 * max_abs(f));
@@ -357,7 +357,7 @@ TEST(StabilizedHex, MatrixColumnsEqualProductsOfUnitVectors) {
     for (int trial = 0; trial < 4; ++trial) {
       const HexNodes x = trial % 2 == 0 ? random.deformed_element() : random.inverted_element();
       const HexLinearization lin = linearization_at(x, definite);
-      const HexMatrix k = hex_stiffness_matrix(lin, kH, kLame);
+      const HexMatrix k = hex_stiffness_matrix(lin, kH, kHexLame);
       const double scale = max_abs(k);
       for (std::size_t j = 0; j < 24; ++j) {
         Vector24 unit{};
@@ -373,7 +373,7 @@ TEST(StabilizedHex, MatrixColumnsEqualProductsOfUnitVectors) {
 
 TEST(StabilizedHex, ExactMatrixIsSymmetric) {
   Random random;
-  const HexMatrix k = hex_stiffness_matrix(linearization_at(random.inverted_element(), false), kH, kLame);
+  const HexMatrix k = hex_stiffness_matrix(linearization_at(random.inverted_element(), false), kH, kHexLame);
   for (std::size_t r = 0; r < 24; ++r) {
     for (std::size_t c = 0; c < r; ++c) EXPECT_NEAR(k[24 * r + c], k[24 * c + r], 1e-14 * max_abs(k));
   }
@@ -384,9 +384,9 @@ TEST(StabilizedHex, DefiniteMatrixIsPositiveSemidefinite) {
   bool exact_was_indefinite = false;
   for (int trial = 0; trial < 20; ++trial) {
     const HexNodes x = trial % 2 == 0 ? random.deformed_element() : random.inverted_element();
-    const HexMatrix definite = hex_stiffness_matrix(linearization_at(x, true), kH, kLame);
+    const HexMatrix definite = hex_stiffness_matrix(linearization_at(x, true), kH, kHexLame);
     EXPECT_GE(smallest_eigenvalue(definite), -1e-10 * max_abs(definite)) << "trial " << trial;
-    const HexMatrix exact = hex_stiffness_matrix(linearization_at(x, false), kH, kLame);
+    const HexMatrix exact = hex_stiffness_matrix(linearization_at(x, false), kH, kHexLame);
     exact_was_indefinite |= smallest_eigenvalue(exact) < -1e-6 * max_abs(exact);
   }
   // The inverted elements must have exercised the clamp of Algorithm 1.
@@ -400,8 +400,8 @@ TEST(StabilizedHex, DefiniteEqualsExactWhereNoClampIsActive) {
   const HexNodes x = axpy(affine_nodes(f, {}), 0.002 * kH, random.nodes(1.0));
   const HexLinearization exact = linearization_at(x, false);
   ASSERT_GT(exact.singular_values.z, 1.0);  // stretched in every direction: no clamp active
-  const HexMatrix k_exact = hex_stiffness_matrix(exact, kH, kLame);
-  const HexMatrix k_definite = hex_stiffness_matrix(linearization_at(x, true), kH, kLame);
+  const HexMatrix k_exact = hex_stiffness_matrix(exact, kH, kHexLame);
+  const HexMatrix k_definite = hex_stiffness_matrix(linearization_at(x, true), kH, kHexLame);
   for (std::size_t e = 0; e < k_exact.size(); ++e) EXPECT_NEAR(k_exact[e], k_definite[e], 1e-14 * max_abs(k_exact));
 }
 
@@ -414,7 +414,7 @@ TEST(StabilizedHex, RigidModesAreInKernelOfRotatedRestState) {
     const Vec3 translation = random.vector(), spin = random.vector();
     HexNodes rigid;
     for (std::size_t a = 0; a < 8; ++a) rigid[a] = translation + cross(spin, x[a]);
-    EXPECT_LE(max_abs(product(lin, rigid)), 1e-12 * kLame.mu * kH * max_abs(rigid));
+    EXPECT_LE(max_abs(product(lin, rigid)), 1e-12 * kHexLame.mu * kH * max_abs(rigid));
   }
 }
 
@@ -422,8 +422,8 @@ TEST(StabilizedHex, CollapsedAndHalfInvertedGradientsStayFinite) {
   // σ = (2, 1, −1): σ2 + σ3 = 0, where the exact ∂R/∂F is unbounded; and F = 0.
   for (const Mat3& f : {Mat3::diagonal({2.0, 1.0, -1.0}), Mat3::zero(), Mat3::diagonal({1.0, 0.0, 0.0})}) {
     for (bool definite : {false, true}) {
-      const HexLinearization lin = linearize_hex(f, kLame, definite);
-      const HexMatrix k = hex_stiffness_matrix(lin, kH, kLame);
+      const HexLinearization lin = linearize_hex(f, kHexLame, definite);
+      const HexMatrix k = hex_stiffness_matrix(lin, kH, kHexLame);
       for (double v : k) ASSERT_TRUE(std::isfinite(v));
       if (definite) {
         EXPECT_GE(smallest_eigenvalue(k), -1e-10 * max_abs(k));
@@ -442,8 +442,8 @@ TEST(StabilizedHex, DiagonalMatchesMatrixWithoutHangingNodes) {
   }
   // §7.4.2: with no hanging nodes the Laplacian part is 3μV / 2h² on every entry.
   HexNodes laplacian_only{};
-  add_hex_stiffness_diagonal(HexLinearization{}, identity_weights(), kH, Lame{kLame.mu, 0.0}, laplacian_only);
-  for (const Vec3& entry : laplacian_only) EXPECT_NEAR(entry.y, 1.5 * kLame.mu * kH, 1e-14);  // V / h² = h
+  add_hex_stiffness_diagonal(HexLinearization{}, identity_weights(), kH, Lame{kHexLame.mu, 0.0}, laplacian_only);
+  for (const Vec3& entry : laplacian_only) EXPECT_NEAR(entry.y, 1.5 * kHexLame.mu * kH, 1e-14);  // V / h² = h
 }
 
 TEST(StabilizedHex, HangingNodeWeightsInterpolateTheConformingNodes) {
@@ -484,8 +484,8 @@ TEST(StabilizedHex, DiagonalMatchesProjectedMatrixForGeneralWeights) {
   const HexLinearization lin = linearization_at(random.deformed_element(), true);
   expect_diagonal_matches_projection(lin, w);
   HexNodes hanging{}, primary{};
-  add_hex_stiffness_diagonal(lin, face_hanging_weights(), kH, kLame, hanging);
-  add_hex_stiffness_diagonal(lin, identity_weights(), kH, kLame, primary);
+  add_hex_stiffness_diagonal(lin, face_hanging_weights(), kH, kHexLame, hanging);
+  add_hex_stiffness_diagonal(lin, identity_weights(), kH, kHexLame, primary);
   EXPECT_GT(max_abs_difference(hanging, primary), 1e-3 * max_abs(primary));
 }
 

@@ -10,10 +10,13 @@
 #include "fem/octree/octree_flesh.hpp"
 #include "fem/octree/octree_scene.hpp"
 #include "linalg/polar_decomposition.hpp"
+#include "linalg/vector_norms.hpp"
 #include "octree_test_helpers.hpp"
 
 namespace cholsim::fem::octree {
 namespace {
+
+using linalg::max_abs;
 
 using linalg::Index;
 using linalg::Mat3;
@@ -64,12 +67,6 @@ std::vector<double> multiply(const linalg::SymmetricCscMatrix& a, std::span<cons
     }
   }
   return y;
-}
-
-double max_abs(std::span<const double> v) {
-  double m = 0.0;
-  for (const double value : v) m = std::max(m, std::abs(value));
-  return m;
 }
 
 struct SmallBody {

@@ -132,7 +132,7 @@ std::vector<double> random_nodal(Index nodes, std::mt19937& random) {
   return v;
 }
 
-Vec3 affine(const Vec3& x) {
+Vec3 affine_field(const Vec3& x) {
   return {1.5 * x.x - 0.25 * x.y + 2.0 * x.z + 0.5, -x.x + 0.75 * x.y + 3.0, 0.125 * x.x + x.y - 2.5 * x.z - 1.0};
 }
 
@@ -140,7 +140,7 @@ TEST(OctreeMesh, GatherReproducesAffineFieldsAtPrimaryNodes) {
   for (const OctreeMesh& mesh : meshes()) {
     std::vector<double> nodal(3 * std::size_t(mesh.node_count()));
     for (Index n = 0; n < mesh.node_count(); ++n) {
-      const Vec3 v = affine(mesh.node_position(n));
+      const Vec3 v = affine_field(mesh.node_position(n));
       for (int i = 0; i < 3; ++i) nodal[3 * std::size_t(n) + std::size_t(i)] = v[i];
     }
     std::array<Vec3, 8> primary;
@@ -148,7 +148,7 @@ TEST(OctreeMesh, GatherReproducesAffineFieldsAtPrimaryNodes) {
       mesh.gather(e, nodal, primary);
       for (int a = 0; a < 8; ++a) {
         const Vec3 corner = mesh.element_origin(e) + mesh.element_size(e) * Vec3{double(a & 1), double((a >> 1) & 1), double(a >> 2)};
-        const Vec3 expected = affine(corner);
+        const Vec3 expected = affine_field(corner);
         for (int i = 0; i < 3; ++i) ASSERT_NEAR(primary[std::size_t(a)][i], expected[i], 1e-14 * (1.0 + std::abs(expected[i])));
       }
     }

@@ -19,9 +19,12 @@
 #include "linalg/blas.hpp"
 #include "linalg/dense_matrix.hpp"
 #include "linalg/generators.hpp"
+#include "linalg/vector_norms.hpp"
 
 namespace cholsim::fem {
 namespace {
+
+using linalg::max_abs_difference;
 
 using linalg::DenseMatrix;
 using linalg::Mat3;
@@ -288,12 +291,6 @@ std::vector<double> ten_twisted_steps(const std::function<void(OperatorSplitting
   return {sim.positions().begin(), sim.positions().end()};
 }
 
-double max_difference(const std::vector<double>& a, const std::vector<double>& b) {
-  double difference = 0.0;
-  for (std::size_t i = 0; i < a.size(); ++i) difference = std::max(difference, std::abs(a[i] - b[i]));
-  return difference;
-}
-
 // The default single-precision copy of L (OperatorSplittingOptions::solve_precision) perturbs
 // each step's correction Δx = x − x̃ by a tiny fraction of it: over ten twisted, swinging steps
 // the positions stay within 10⁻⁵ of the largest per-step motion of the double-precision run,
@@ -304,7 +301,7 @@ TEST(OperatorSplitting, SinglePrecisionSolveStaysWithinATinyFractionOfTheStep) {
       [](OperatorSplittingOptions& o) { o.solve_precision = factor::TiledSolveFactor::Precision::double_values; }, motion);
   const auto single = ten_twisted_steps(
       [](OperatorSplittingOptions& o) { o.solve_precision = factor::TiledSolveFactor::Precision::single_values; }, unused);
-  const double difference = max_difference(single, exact);
+  const double difference = max_abs_difference(single, exact);
   EXPECT_GT(motion, 1e-3);
   EXPECT_LT(difference, 1e-5 * motion);
   EXPECT_GT(difference, 0.0);
@@ -319,7 +316,7 @@ TEST(OperatorSplitting, SinglePrecisionElementPassesStayWithinASmallFractionOfTh
   const auto exact = ten_twisted_steps([](OperatorSplittingOptions&) {}, motion);
   const auto single = ten_twisted_steps(
       [](OperatorSplittingOptions& o) { o.element_precision = ElementPrecision::single_values; }, unused);
-  const double difference = max_difference(single, exact);
+  const double difference = max_abs_difference(single, exact);
   std::printf("ten steps: largest motion %.3e m, single − double %.3e m\n", motion, difference);
   EXPECT_GT(motion, 1e-3);
   EXPECT_LT(difference, 1e-5 * motion);
@@ -367,7 +364,7 @@ TEST(OperatorSplitting, ExtrapolatedWarmStartsTakeFewerApdStepsToTheSameToleranc
   const auto previous = spinning_box_steps(RotationWarmStart::previous, kSteps, iterations_previous, motion);
   const auto extrapolated =
       spinning_box_steps(RotationWarmStart::extrapolated, kSteps, iterations_extrapolated, unused);
-  const double difference = max_difference(extrapolated, previous);
+  const double difference = max_abs_difference(extrapolated, previous);
   std::printf("%d steps: largest motion %.3e m, extrapolated − previous %.3e m; APD block iterations %lld and %lld\n",
               kSteps, motion, difference, static_cast<long long>(iterations_extrapolated),
               static_cast<long long>(iterations_previous));

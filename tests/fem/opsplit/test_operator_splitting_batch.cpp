@@ -15,7 +15,7 @@
 namespace cholsim::fem {
 namespace {
 
-ElasticBody bar() {
+ElasticBody batch_test_bar() {
   Material material;
   material.youngs_modulus = 2e5;
   material.poisson_ratio = 0.3;
@@ -56,7 +56,7 @@ class OperatorSplittingBatchPrecision
 TEST_P(OperatorSplittingBatchPrecision, CopiesStepExactlyAsSeparateSimulations) {
   constexpr int kBodies = 4;
   constexpr int kSteps = 15;
-  const ElasticBody body = bar();
+  const ElasticBody body = batch_test_bar();
   OperatorSplittingBatch batch;
   const auto [precision, warm_start] = GetParam();
   batch.add(OperatorSplittingSimulation(body, options_for(body, precision, warm_start)));
@@ -103,7 +103,7 @@ INSTANTIATE_TEST_SUITE_P(ElementPrecisions, OperatorSplittingBatchPrecision,
                          });
 
 TEST(OperatorSplittingBatch, CopiesShareTheSetupAndNotTheState) {
-  const ElasticBody body = bar();
+  const ElasticBody body = batch_test_bar();
   OperatorSplittingSimulation original(body, options_for(body));
   OperatorSplittingSimulation copy(original);
   EXPECT_EQ(&copy.system_matrix(), &original.system_matrix());
@@ -117,7 +117,7 @@ TEST(OperatorSplittingBatch, CopiesShareTheSetupAndNotTheState) {
 }
 
 TEST(OperatorSplittingBatch, RejectsBadIndices) {
-  const ElasticBody body = bar();
+  const ElasticBody body = batch_test_bar();
   OperatorSplittingBatch batch;
   EXPECT_THROW(batch.add_copy(0), std::out_of_range);
   batch.add(OperatorSplittingSimulation(body, options_for(body)));

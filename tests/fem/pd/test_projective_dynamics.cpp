@@ -14,9 +14,12 @@
 #include "fem/mesh/procedural_meshes.hpp"
 #include "fem/pd/pd_global_solvers.hpp"
 #include "fem/pd/projective_dynamics.hpp"
+#include "linalg/vector_norms.hpp"
 
 namespace cholsim::fem {
 namespace {
+
+using linalg::max_abs_difference;
 
 constexpr double kDepth = 0.005;  // the ground overlaps the block's bottom by 5 mm at rest
 
@@ -90,12 +93,6 @@ linalg::DenseMatrix whole_mesh_global_step(const PdModel& model, std::span<const
   return b;
 }
 
-double max_difference(std::span<const double> a, std::span<const double> b) {
-  double worst = 0.0;
-  for (std::size_t i = 0; i < a.size(); ++i) worst = std::max(worst, std::abs(a[i] - b[i]));
-  return worst;
-}
-
 TEST(ProjectiveDynamics, SchurPathEqualsFullSolveForRandomSpringsAndBilateralRows) {
   const PdScene scene = block_on_ground(6);
   PdOptions options;
@@ -150,8 +147,8 @@ TEST(ProjectiveDynamics, SchurPathEqualsFullSolveForRandomSpringsAndBilateralRow
     }
     double scale = 0.0;
     for (double v : results[2]) scale = std::max(scale, std::abs(v));
-    EXPECT_LE(max_difference(results[0], results[2]), 1e-10 * scale) << "dense Schur update, trial " << trial;
-    EXPECT_LE(max_difference(results[1], results[2]), 1e-10 * scale) << "low-rank Schur update, trial " << trial;
+    EXPECT_LE(max_abs_difference(results[0], results[2]), 1e-10 * scale) << "dense Schur update, trial " << trial;
+    EXPECT_LE(max_abs_difference(results[1], results[2]), 1e-10 * scale) << "low-rank Schur update, trial " << trial;
   }
 }
 
@@ -388,7 +385,7 @@ TEST(ProjectiveDynamics, ExcisionRenumbersTheStateAndSuturesCloseTheGap) {
   }
   EXPECT_GT(first_gap, 0.0);
   EXPECT_LT(gap(schur), 0.5 * 0.025);  // the rest gap between suture ends is about 2.5 cm
-  EXPECT_LE(max_difference(schur.positions(), full.positions()), 1e-10 * 0.1);
+  EXPECT_LE(max_abs_difference(schur.positions(), full.positions()), 1e-10 * 0.1);
   // An excision that would cut a suture is refused.
   PdScene bad = scene;
   bad.excision.tets.push_back(bad.excision.sutures.front().first.tet);
@@ -452,7 +449,7 @@ TEST(ProjectiveDynamics, GpuSchurPathEqualsCpuPath) {
     gpu.step();
     cpu.step();
   }
-  EXPECT_LE(max_difference(gpu.positions(), cpu.positions()), 1e-10 * 0.1);
+  EXPECT_LE(max_abs_difference(gpu.positions(), cpu.positions()), 1e-10 * 0.1);
 }
 
 TEST(ProjectiveDynamics, BadStiffnessAndProxiesOutsideTheMeshAreClearErrors) {

@@ -104,7 +104,7 @@ class SpringChain final : public MechanicalSystem {
   linalg::SymmetricCscMatrix pattern_;
 };
 
-NewtonOptions tight_options() {
+NewtonOptions tight_step_options() {
   NewtonOptions options;
   options.relative_tolerance = 1e-12;
   // ∇E is in units of force (the incremental potential is divided by a²): M·(x − x̂)/a² rounds
@@ -117,7 +117,7 @@ NewtonOptions tight_options() {
 /// x(T) of the linear oscillator m = k = 1 between two springs (ω = √2) from x = 1, v = 0.
 double oscillator_position(IntegratorKind kind, double time_step, double end_time) {
   SpringChain oscillator(1, 1.0, 0.0);
-  NewtonSolver solver(NewtonMethod::newton_direct, tight_options());
+  NewtonSolver solver(NewtonMethod::newton_direct, tight_step_options());
   TimeIntegrator integrator(oscillator, solver, kind, time_step);
   const std::vector<double> x0{1.0}, v0{0.0};
   integrator.set_state(x0, v0);
@@ -150,7 +150,7 @@ TEST(TimeIntegrators, Bdf2AndSdirk2AreSecondOrder) {
 double energy_ratio(IntegratorKind kind, double mass_damping, int steps) {
   SpringChain oscillator(1, 1.0, 0.0);
   oscillator.mass_damping = mass_damping;
-  NewtonSolver solver(NewtonMethod::newton_direct, tight_options());
+  NewtonSolver solver(NewtonMethod::newton_direct, tight_step_options());
   TimeIntegrator integrator(oscillator, solver, kind, 0.05);
   const std::vector<double> x0{1.0}, v0{0.0};
   integrator.set_state(x0, v0);
@@ -184,7 +184,7 @@ TEST(TimeIntegrators, RayleighDampingReducesTheEnergyOfANonlinearChain) {
     SpringChain chain(8, 1.0, 2.0);
     chain.mass_damping = mass_damping;
     chain.stiffness_damping = stiffness_damping;
-    NewtonSolver solver(NewtonMethod::newton_direct, tight_options());
+    NewtonSolver solver(NewtonMethod::newton_direct, tight_step_options());
     TimeIntegrator integrator(chain, solver, IntegratorKind::bdf2, 0.05);
     std::vector<double> x0(8), v0(8, 0.0);
     for (std::size_t i = 0; i < x0.size(); ++i) x0[i] = std::sin(0.8 * static_cast<double>(i + 1));
@@ -202,7 +202,7 @@ TEST(TimeIntegrators, QuasistaticStepsSatisfyEquilibriumUnderAMovingWall) {
   SpringChain chain(10, 1.0, 2.0);
   chain.wall_amplitude = 0.5;
   for (std::size_t i = 0; i < chain.load.size(); ++i) chain.load[i] = 0.1 * std::cos(static_cast<double>(i));
-  NewtonOptions options = tight_options();
+  NewtonOptions options = tight_step_options();
   options.absolute_tolerance = 1e-13;  // E = V: the gradient is the spring forces themselves
   NewtonSolver solver(NewtonMethod::hybrid_extrapolated, options);
   TimeIntegrator integrator(chain, solver, IntegratorKind::quasistatic, 0.1);
@@ -276,7 +276,7 @@ TEST(TimeIntegrators, IncrementalPotentialDerivativesMatchCentralDifferences) {
 
 TEST(TimeIntegrators, SolveCountsPerStep) {
   SpringChain chain(4, 1.0, 2.0);
-  NewtonSolver solver(NewtonMethod::newton_direct, tight_options());
+  NewtonSolver solver(NewtonMethod::newton_direct, tight_step_options());
   std::vector<double> x0{0.3, -0.2, 0.5, 0.1}, v0(4, 0.0);
   const auto solve_counts = [&](IntegratorKind kind) {
     TimeIntegrator integrator(chain, solver, kind, 0.1);
@@ -301,7 +301,7 @@ TEST(TimeIntegrators, EveryNewtonMethodFollowsTheSameBdf2Trajectory) {
   const auto trajectory_end = [](NewtonMethod method) {
     SpringChain chain(20, 1.0, 3.0);
     chain.wall_amplitude = 0.4;
-    NewtonSolver solver(method, tight_options());
+    NewtonSolver solver(method, tight_step_options());
     TimeIntegrator integrator(chain, solver, IntegratorKind::bdf2, 0.05);
     integrator.set_state(std::vector<double>(20, 0.0), std::vector<double>(20, 0.0));
     for (int k = 0; k < 20; ++k) EXPECT_TRUE(integrator.step().converged) << method_name(method);

@@ -21,9 +21,9 @@ using linalg::Offset;
 /// 5-point Hessian pattern:
 ///   E(x) = ½·κ·Σ_edges δ² + ½·σ·‖x‖² + c·Σ_edges log cosh δ + ¼·Σ_i q_i·x_i⁴ − bᵀx,
 /// δ = x_i − x_j over each grid edge. The log cosh and quartic terms make ∇²E depend on x.
-class GridProblem final : public NonlinearProblem {
+class NonlinearGridProblem final : public NonlinearProblem {
  public:
-  GridProblem(Index nx, Index ny) : nx_(nx), pattern_(linalg::laplacian_2d(nx, ny)) {
+  NonlinearGridProblem(Index nx, Index ny) : nx_(nx), pattern_(linalg::laplacian_2d(nx, ny)) {
     const Index n = nx * ny;
     quartic.assign(static_cast<std::size_t>(n), 1.0);
     load.assign(static_cast<std::size_t>(n), 0.0);
@@ -142,7 +142,7 @@ double relative_distance(std::span<const double> x, std::span<const double> refe
   return linalg::relative_norm2(difference, reference);
 }
 
-std::vector<double> minimizer(GridProblem& problem, std::vector<double> x) {
+std::vector<double> minimizer(NonlinearGridProblem& problem, std::vector<double> x) {
   NewtonSolver solver(NewtonMethod::newton_direct, tight_options());
   EXPECT_TRUE(solver.solve(problem, x, {}).converged);
   return x;
@@ -160,7 +160,7 @@ TEST(NewtonSolver, MethodNamesRoundTripAndUnknownNamesAreRejected) {
 }
 
 TEST(NewtonSolver, DefaultHessianRateMatchesTheAnalyticRate) {
-  GridProblem problem(8, 7);
+  NonlinearGridProblem problem(8, 7);
   std::vector<double> x(56), v(56);
   for (std::size_t i = 0; i < x.size(); ++i) {
     x[i] = std::sin(0.7 * static_cast<double>(i));
@@ -177,7 +177,7 @@ TEST(NewtonSolver, DefaultHessianRateMatchesTheAnalyticRate) {
 }
 
 TEST(NewtonSolver, EveryMethodReachesTheSameMinimizer) {
-  GridProblem problem(20, 20);
+  NonlinearGridProblem problem(20, 20);
   const std::vector<double> reference = minimizer(problem, std::vector<double>(400, 0.0));
   for (NewtonMethod method : all_methods) {
     NewtonSolver solver(method, tight_options());
@@ -194,7 +194,7 @@ TEST(NewtonSolver, EveryMethodReachesTheSameMinimizer) {
 }
 
 TEST(NewtonSolver, RefactoredWithToleranceZeroTakesTheIteratesOfNewtonDirect) {
-  GridProblem problem(20, 20);
+  NonlinearGridProblem problem(20, 20);
   NewtonOptions options = tight_options();
   options.refactor_tolerance = 0.0;
   NewtonSolver direct(NewtonMethod::newton_direct, options);
@@ -211,7 +211,7 @@ TEST(NewtonSolver, RefactoredWithToleranceZeroTakesTheIteratesOfNewtonDirect) {
 }
 
 TEST(NewtonSolver, QuadraticProblemTakesOneIterationWithAnExactFactor) {
-  GridProblem problem(20, 20);
+  NonlinearGridProblem problem(20, 20);
   problem.coupling = 0.0;
   std::fill(problem.quartic.begin(), problem.quartic.end(), 0.0);
   for (NewtonMethod method : all_methods) {
@@ -225,7 +225,7 @@ TEST(NewtonSolver, QuadraticProblemTakesOneIterationWithAnExactFactor) {
 }
 
 TEST(NewtonSolver, HybridSwitchesToNewtonAfterTheQuasiNewtonIterations) {
-  GridProblem problem(20, 20);
+  NonlinearGridProblem problem(20, 20);
   NewtonOptions options = tight_options();
   options.quasi_newton_iterations = 2;
   NewtonSolver solver(NewtonMethod::hybrid_frozen, options);
@@ -243,7 +243,7 @@ TEST(NewtonSolver, HybridSwitchesToNewtonAfterAFailedLineSearch) {
   // A stiff quartic: ∇²E at the reference x = 0 is far softer than near the minimizer, so
   // the quasi-Newton step overshoots several times over and two halvings cannot save it,
   // while the Newton step (PCG on the true ∇²E) is accepted as it is.
-  GridProblem problem(20, 20);
+  NonlinearGridProblem problem(20, 20);
   std::fill(problem.quartic.begin(), problem.quartic.end(), 20.0);
   std::vector<double> x = minimizer(problem, std::vector<double>(400, 0.0));
   for (std::size_t i = 0; i < x.size(); ++i) x[i] += 0.05 * std::sin(0.9 * static_cast<double>(i));
@@ -273,7 +273,7 @@ struct SequenceTotals {
 SequenceTotals solve_drifting_sequence(NewtonMethod method, NewtonOptions options) {
   constexpr double h = 0.1;
   constexpr int steps = 12;
-  GridProblem problem(20, 20);
+  NonlinearGridProblem problem(20, 20);
   std::fill(problem.quartic.begin(), problem.quartic.end(), 3.0);
   NewtonSolver solver(method, options);
   std::vector<double> x = minimizer(problem, std::vector<double>(400, 0.0));
@@ -330,7 +330,7 @@ TEST(NewtonSolver, ReferenceFactorIsKeptForRefactorEveryCallsAndExtrapolatedAcro
 
 TEST(NewtonSolver, OvershootingExtrapolationFallsBackToTheFrozenFactor) {
   // Moving x towards 0 softens the quartic term fast: a long Δt drives L̃'s diagonal negative.
-  GridProblem problem(20, 20);
+  NonlinearGridProblem problem(20, 20);
   std::fill(problem.quartic.begin(), problem.quartic.end(), 5.0);
   const std::vector<double> start = minimizer(problem, std::vector<double>(400, 0.0));
   std::vector<double> velocity(start.size());
@@ -344,7 +344,7 @@ TEST(NewtonSolver, OvershootingExtrapolationFallsBackToTheFrozenFactor) {
 }
 
 TEST(NewtonSolver, IndefiniteHessianEndsTheSolveWithAFailureInsteadOfThrowing) {
-  GridProblem problem(10, 10);
+  NonlinearGridProblem problem(10, 10);
   problem.shift = -100.0;  // ∇²E negative definite everywhere near 0
   for (NewtonMethod method : all_methods) {
     NewtonSolver solver(method, tight_options());
@@ -357,7 +357,7 @@ TEST(NewtonSolver, IndefiniteHessianEndsTheSolveWithAFailureInsteadOfThrowing) {
 }
 
 TEST(NewtonSolver, RefactoredRecomputesOnlyPartOfTheFactorWhenPartOfTheProblemChanges) {
-  GridProblem problem(20, 20);
+  NonlinearGridProblem problem(20, 20);
   NewtonOptions options = tight_options();
   options.refactor_tolerance = 0.05;
   NewtonSolver refactored(NewtonMethod::newton_refactored, options);
@@ -384,7 +384,7 @@ TEST(NewtonSolver, RefactoredRecomputesOnlyPartOfTheFactorWhenPartOfTheProblemCh
 TEST(NewtonSolver, RefactoredMethodsTryTheDirectWayAndConvergeEitherWay) {
   for (NewtonMethod method : {NewtonMethod::newton_refactored, NewtonMethod::hybrid_refactored}) {
     for (int probe_every : {8, 0}) {
-      GridProblem problem(20, 20);
+      NonlinearGridProblem problem(20, 20);
       NewtonOptions options = tight_options();
       options.direct_probe_every = probe_every;
       NewtonSolver solver(method, options);
@@ -419,7 +419,7 @@ TEST(NewtonSolver, RefactoredMethodsTryTheDirectWayAndConvergeEitherWay) {
 }
 
 TEST(NewtonSolver, SizeMismatchesThrow) {
-  GridProblem problem(5, 5);
+  NonlinearGridProblem problem(5, 5);
   NewtonSolver solver(NewtonMethod::newton_direct);
   std::vector<double> x(24, 0.0);
   EXPECT_THROW((void)solver.solve(problem, x, {}), std::invalid_argument);
