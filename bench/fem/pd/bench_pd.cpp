@@ -418,44 +418,74 @@ fem::PdScene scene_with_region(const std::string& name, Index target_tets, Index
 // P7: the inner iteration on `scene` (its collision region cut by scene_with_region), its first
 // `spring_count` proxies held by springs at their rest positions (the same count at every
 // size): detection, local step on E_c, right-hand side on N_c, Schur solve — Algorithm 1's
-// steps 4.1–4.5, none of which should grow with the mesh.
-double fixed_region_inner_iteration(const fem::PdScene& scene, std::size_t spring_count, const Arguments& arguments,
-                                    Index* prone_nodes) {
-  fem::PdOptions options;
-  options.model.threads = arguments.threads;
-  options.inner_iterations = 1;
-  fem::PdSimulation simulation(scene, options);
-  *prone_nodes = simulation.setup().prone_nodes;
-  std::vector<fem::SpringRow> springs;
-  for (const fem::EmbeddedPoint& proxy : std::span(scene.proxies).first(spring_count)) {
-    springs.push_back(fem::spring_to_target(scene.mesh, proxy, fem::embedded_position(scene.mesh, proxy, scene.mesh.positions),
-                                            scene.proxy_stiffness));
-  }
-  fem::PdModel model(scene, options.model);
-  fem::PdSetupStats setup;
-  auto solver = fem::make_pd_global_solver(model, simulation.prone_nodes(), options, setup);
-  fem::PdCollisionDetector detector(scene, simulation.prone_elements(), model.mean_edge_length());
-  const Index n = model.free_count();
-  linalg::DenseMatrix b_outer(n, 3);
-  linalg::DenseMatrix b_inner(n, 3);
-  linalg::DenseMatrix x(n, 3);
-  fem::PdFrameStats stats;
-  solver->begin_outer(b_outer.view(), stats.times);
-  const fem::ElementIncidence incidence = model.incidence(simulation.prone_elements());
-  const auto prone_elements = simulation.prone_elements();
-  return median_of(arguments.repeat * 5, [&] {
-    const auto start = Clock::now();
-    detector.detect(scene.mesh.positions);
-    model.local_step(scene.mesh.positions, prone_elements);
-    for (Index node : incidence.nodes) {
-      for (Index c = 0; c < 3; ++c) b_inner(model.free_index(node), c) = 0.0;
+// steps 4.1–4.5, none of which should grow with the mesh. One object per size, so that the
+// sizes can be timed in turns (below).
+class FixedRegionInnerIteration {
+ public:
+  FixedRegionInnerIteration(const fem::PdScene& scene, std::size_t spring_count, const Arguments& arguments)
+      : scene_(scene), options_(pd_options(arguments)), simulation_(scene_, options_), model_(scene_, options_.model),
+        solver_(fem::make_pd_global_solver(model_, simulation_.prone_nodes(), options_, setup_)),
+        detector_(scene_, simulation_.prone_elements(), model_.mean_edge_length()),
+        incidence_(model_.incidence(simulation_.prone_elements())), b_outer_(model_.free_count(), 3),
+        b_inner_(model_.free_count(), 3), x_(model_.free_count(), 3) {
+    for (const fem::EmbeddedPoint& proxy : std::span(scene_.proxies).first(spring_count)) {
+      const linalg::Vec3 rest = fem::embedded_position(scene_.mesh, proxy, scene_.mesh.positions);
+      springs_.push_back(fem::spring_to_target(scene_.mesh, proxy, rest, scene_.proxy_stiffness));
     }
-    model.add_element_forces(incidence, b_inner.view());
-    model.add_spring_forces(springs, b_inner.view());
+    fem::PdFrameStats stats;
+    solver_->begin_outer(b_outer_.view(), stats.times);
+  }
+
+  [[nodiscard]] Index prone_nodes() const { return simulation_.setup().prone_nodes; }
+  [[nodiscard]] Index tet_count() const { return scene_.mesh.tet_count(); }
+
+  /// Seconds of one inner iteration.
+  double time_once() {
+    const auto start = Clock::now();
+    detector_.detect(scene_.mesh.positions);
+    model_.local_step(scene_.mesh.positions, simulation_.prone_elements());
+    for (Index node : incidence_.nodes) {
+      for (Index c = 0; c < 3; ++c) b_inner_(model_.free_index(node), c) = 0.0;
+    }
+    model_.add_element_forces(incidence_, b_inner_.view());
+    model_.add_spring_forces(springs_, b_inner_.view());
     fem::PdFrameStats one;
-    solver->solve_inner(b_inner.view(), springs, x.view(), one);
+    solver_->solve_inner(b_inner_.view(), springs_, x_.view(), one);
     return seconds_since(start);
-  });
+  }
+
+ private:
+  static fem::PdOptions pd_options(const Arguments& arguments) {
+    fem::PdOptions options;
+    options.model.threads = arguments.threads;
+    options.inner_iterations = 1;
+    return options;
+  }
+
+  fem::PdScene scene_;
+  fem::PdOptions options_;
+  fem::PdSimulation simulation_;
+  fem::PdModel model_;
+  fem::PdSetupStats setup_;
+  std::unique_ptr<fem::PdGlobalSolver> solver_;
+  fem::PdCollisionDetector detector_;
+  fem::ElementIncidence incidence_;
+  std::vector<fem::SpringRow> springs_;
+  linalg::DenseMatrix b_outer_, b_inner_, x_;
+};
+
+/// Median seconds of an inner iteration per size, the sizes taken in turns (one iteration of
+/// each, `rounds` times): a 0.1 ms iteration timed in a block of its own caught whatever the
+/// VM was doing meanwhile (21–30 % apart between sizes, in either order, run to run);
+/// alternating exposes every size to the same disturbances.
+std::vector<double> alternating_medians(std::vector<std::unique_ptr<FixedRegionInnerIteration>>& sizes, int rounds) {
+  std::vector<std::vector<double>> times(sizes.size());
+  for (int round = 0; round < rounds; ++round) {
+    for (std::size_t i = 0; i < sizes.size(); ++i) times[i].push_back(sizes[i]->time_once());
+  }
+  std::vector<double> medians;
+  for (const std::vector<double>& size_times : times) medians.push_back(bench::median(size_times));
+  return medians;
 }
 
 // P9 (Fig. 4): the deepest proxy after each frame's solve, at a held pose.
@@ -645,12 +675,16 @@ int main(int argc, char** argv) {
       scenes.push_back(scene_with_region(scene, tet_count(size), region));
       fewest_proxies = std::min(fewest_proxies, scenes.back().proxies.size());
     }
+    std::vector<std::unique_ptr<FixedRegionInnerIteration>> iterations;
+    for (const fem::PdScene& cut : scenes) {
+      iterations.push_back(std::make_unique<FixedRegionInnerIteration>(cut, fewest_proxies, arguments));
+    }
+    const std::vector<double> medians = alternating_medians(iterations, arguments.repeat * 40);
     std::vector<std::pair<Index, double>> rows;
     std::vector<Index> regions;
-    for (const fem::PdScene& cut : scenes) {
-      Index prone = 0;
-      rows.emplace_back(cut.mesh.tet_count(), fixed_region_inner_iteration(cut, fewest_proxies, arguments, &prone));
-      regions.push_back(prone);
+    for (std::size_t i = 0; i < iterations.size(); ++i) {
+      rows.emplace_back(iterations[i]->tet_count(), medians[i]);
+      regions.push_back(iterations[i]->prone_nodes());
     }
     double mean = 0.0;
     for (const auto& row : rows) mean += row.second / static_cast<double>(rows.size());
