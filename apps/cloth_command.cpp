@@ -128,6 +128,8 @@ struct RunTotals {
   Index max_schur = 0;
   double min_gap = 1e300;
   Index released = 0;
+  Index late_contacts = 0;
+  int resolved_steps = 0;
 
   RunTotals() {
     csv << "step,time,faces,vertices,eol_vertices,conformal_vertices,equalities,inequalities,active,schur_size,"
@@ -152,6 +154,8 @@ struct RunTotals {
     max_schur = std::max(max_schur, s.schur_size);
     min_gap = std::min(min_gap, s.min_gap);
     released += s.released;
+    late_contacts += s.late_contacts;
+    resolved_steps += s.late_contacts > 0 ? 1 : 0;
   }
 };
 
@@ -177,6 +181,8 @@ void add_report(Report& report, const cloth::ClothScene& scene, const ClothComma
              format_fixed(100.0 * totals.max_eol_share, 2) + " %");
   report.add_real("min_gap_m", "least gap to a box (m, < 0: penetration)", totals.min_gap);
   report.add_count("released", "feature vertices that lifted off", totals.released);
+  report.add_count("late_contacts", "late contacts (QP solved again)", totals.late_contacts);
+  report.add_count("late_contact_steps", "steps with late contacts", totals.resolved_steps);
 
   const double total = totals.sum.total_seconds;
   report.section("time per step (Table 2.1)");

@@ -21,6 +21,30 @@ double seconds_since(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
 
+/// Appends to `contacts` a face contact for every free, unscripted vertex that the QP's
+/// velocities q̇ would carry into a box by the step's end although no contact row held it —
+/// linearized at the current position as detection would have reported it. Returns how many.
+Index add_late_contacts(const ClothMesh& cloth, const ClothObstacles& obstacles, std::span<const ScriptedVertex> scripts,
+                        std::span<const double> velocities, double t, double h, std::vector<VertexContact>& contacts) {
+  std::vector<unsigned char> held(static_cast<std::size_t>(cloth.vertex_count()), 0);
+  for (const ScriptedVertex& script : scripts) held[static_cast<std::size_t>(script.vertex)] = 1;
+  const std::size_t detected = contacts.size();
+  for (std::size_t k = 0; k < detected; ++k) held[static_cast<std::size_t>(contacts[k].vertex)] = 1;
+  for (Index v = 0; v < cloth.vertex_count(); ++v) {
+    if (held[static_cast<std::size_t>(v)] || cloth.attachments[static_cast<std::size_t>(v)].kind != Kind::none) continue;
+    const Vec3 x = cloth.position(v);
+    const Vec3 end = x + h * Vec3{velocities[3 * static_cast<std::size_t>(v)], velocities[3 * static_cast<std::size_t>(v) + 1],
+                                  velocities[3 * static_cast<std::size_t>(v) + 2]};
+    for (int o = 0; o < static_cast<int>(obstacles.boxes.size()); ++o) {
+      const ClothBox& box = obstacles.boxes[static_cast<std::size_t>(o)];
+      if (box_distance(box, end, t + h).distance >= 0.0) continue;
+      const BoxDistance now = box_distance(box, x, t);
+      contacts.push_back({v, o, now.normal, now.distance});
+    }
+  }
+  return static_cast<Index>(contacts.size() - detected);
+}
+
 /// The vertex closest to a material point (scripted corners are found this way after
 /// remeshing renumbered the vertices).
 Index vertex_at_material(const ClothMesh& cloth, double u, double v) {
@@ -146,36 +170,28 @@ ClothStepStats ClothSimulation::step() {
   const ClothStepSystem& system = assembler_.assemble(cloth_, options_.material, step_options);
   const ClothDofs& dofs = system.dofs;
   const std::vector<ScriptedVertex> scripts = active_scripts();
-  ClothConstraints rows =
-      build_constraints(cloth_, dofs, obstacles_, contacts.vertex_contacts, scripts, time_, h, options_.constraints);
+  std::vector<VertexContact> face_contacts = contacts.vertex_contacts;
+  ClothConstraints rows = build_constraints(cloth_, dofs, obstacles_, face_contacts, scripts, time_, h, options_.constraints);
   stats.fill_seconds = seconds_since(start);
 
-  // The QP of eq. 2.12.
+  // The QP of eq. 2.12, again with the contacts its velocities reveal: detection sees only
+  // vertices within reach at the step's start, and a step can accelerate a far vertex into a
+  // box (on WIRE, cloth snapping over the 1 cm wire reached 3 m/s from 15 mm away and ended
+  // 1.6 mm inside it).
   start = Clock::now();
   solvers::qp::QpProblem problem;
-  problem.hessian = system.matrix;
-  problem.linear = system.rhs;
-  problem.equality = rows.equality;
-  problem.equality_rhs = rows.equality_rhs;
-  problem.inequality = rows.inequality;
-  problem.inequality_rhs = rows.inequality_rhs;
-  // In per-vertex contact frames with the single-vertex equalities eliminated (q̇ = Ty + q̇₀),
-  // a face contact touches one column instead of three: the Schur complement is that much
-  // smaller and the equalities cost nothing. Same solution, same inequality multipliers.
-  solvers::qp::InteriorPointResult result;
-  if (options_.reduce_coordinates) {
-    ReducedVelocityQp reduced = reduce_velocity_qp(problem, dofs);
-    result = solvers::qp::solve_interior_point(reduced.problem, options_.qp);
-    if (result.solution.status == solvers::qp::QpStatus::optimal) {
-      result.solution.x = reduced.coordinates.velocities(result.solution.x);
-    }
-    problem = std::move(reduced.problem);  // kept as the QP this step solved
-  } else {
-    result = solvers::qp::solve_interior_point(problem, options_.qp);
+  solvers::qp::InteriorPointResult result = solve_velocity_qp(system, rows, problem);
+  stats.qp_iterations = result.solution.iterations;
+  for (int pass = 1; pass <= options_.late_contact_passes && result.solution.status == solvers::qp::QpStatus::optimal; ++pass) {
+    const Index late = add_late_contacts(cloth_, obstacles_, scripts, result.solution.x, time_, h, face_contacts);
+    if (late == 0) break;
+    stats.late_contacts += late;
+    rows = build_constraints(cloth_, dofs, obstacles_, face_contacts, scripts, time_, h, options_.constraints);
+    result = solve_velocity_qp(system, rows, problem);
+    stats.qp_iterations += result.solution.iterations;
   }
   const solvers::qp::QpSolution& solution = result.solution;
   stats.qp_seconds = seconds_since(start);
-  stats.qp_iterations = solution.iterations;
   stats.qp_status = std::string(solvers::qp::to_string(solution.status));
   stats.qp_message = solution.message;
   stats.schur_size = result.stats.schur_size;
@@ -211,6 +227,28 @@ ClothStepStats ClothSimulation::step() {
   stats.min_gap = min_box_gap(cloth_, obstacles_, time_);
   stats.total_seconds = seconds_since(step_start);
   return stats;
+}
+
+solvers::qp::InteriorPointResult ClothSimulation::solve_velocity_qp(const ClothStepSystem& system,
+                                                                   const ClothConstraints& rows,
+                                                                   solvers::qp::QpProblem& solved) const {
+  solved.hessian = system.matrix;
+  solved.linear = system.rhs;
+  solved.equality = rows.equality;
+  solved.equality_rhs = rows.equality_rhs;
+  solved.inequality = rows.inequality;
+  solved.inequality_rhs = rows.inequality_rhs;
+  if (!options_.reduce_coordinates) return solvers::qp::solve_interior_point(solved, options_.qp);
+  // In per-vertex contact frames with the single-vertex equalities eliminated (q̇ = Ty + q̇₀),
+  // a face contact touches one column instead of three: the Schur complement is that much
+  // smaller and the equalities cost nothing. Same solution, same inequality multipliers.
+  ReducedVelocityQp reduced = reduce_velocity_qp(solved, system.dofs);
+  solvers::qp::InteriorPointResult result = solvers::qp::solve_interior_point(reduced.problem, options_.qp);
+  if (result.solution.status == solvers::qp::QpStatus::optimal) {
+    result.solution.x = reduced.coordinates.velocities(result.solution.x);
+  }
+  solved = std::move(reduced.problem);  // kept as the QP this step solved
+  return result;
 }
 
 std::vector<double> ClothSimulation::world_velocities_of(std::span<const double> velocities,

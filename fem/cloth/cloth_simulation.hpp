@@ -53,6 +53,10 @@ struct ClothSimulationOptions {
   /// re-inserted (remeshing both times) every step. Default: a tenth of the detection
   /// threshold.
   double release_distance = 5e-4;
+  /// How many times a step may solve its QP again with the face contacts of the free vertices
+  /// its solution would carry into a box (vertices beyond the detection reach at the step's
+  /// start that the step accelerated); 0: never, detection at the step's start only.
+  int late_contact_passes = 3;
 };
 
 /// One step's work in the phases of Table 2.1, and what the step looked like.
@@ -69,6 +73,9 @@ struct ClothStepStats {
   std::string qp_status;
   std::string qp_message;  ///< the QP solver's explanation (why it failed, or at which residual it accepted)
   Index released = 0;           ///< feature vertices that lifted off this step
+  /// Face contacts the QP's velocities revealed (vertices out of detection reach at the step's
+  /// start that the step would have carried into a box); each pass re-solves the QP.
+  Index late_contacts = 0;
   double kinetic_energy = 0.0;  ///< ½ q̇ᵀMq̇ at the start of the step
   double potential_energy = 0.0;
   double min_gap = 0.0;  ///< the least signed distance of a free vertex to a box (penetration < 0)
@@ -103,6 +110,11 @@ class ClothSimulation {
  private:
   std::vector<ScriptedVertex> active_scripts() const;
   void remesh(ClothStepStats& stats);
+  /// The QP of eq. 2.12 for `system` and `rows` (in per-vertex contact frames when
+  /// reduce_coordinates is on; the solution in q̇ either way); `solved` receives the QP as solved.
+  [[nodiscard]] solvers::qp::InteriorPointResult solve_velocity_qp(const ClothStepSystem& system,
+                                                                   const ClothConstraints& rows,
+                                                                   solvers::qp::QpProblem& solved) const;
   void apply_friction(const ClothConstraints& rows, const solvers::qp::QpSolution& solution, const ClothDofs& dofs,
                       std::vector<double>& velocities) const;
   void record_contact_forces(const ClothConstraints& rows, const solvers::qp::QpSolution& solution);
