@@ -179,7 +179,11 @@ void add_report(Report& report, const cloth::ClothScene& scene, const ClothComma
   report.add_count("max_faces", "#F (most faces)", totals.max_faces);
   report.add("max_eol_percent", "%E (most EOL vertices)", 100.0 * totals.max_eol_share,
              format_fixed(100.0 * totals.max_eol_share, 2) + " %");
-  report.add_real("min_gap_m", "least gap to a box (m, < 0: penetration)", totals.min_gap);
+  if (scene.obstacles.boxes.empty()) {  // NAILS: nothing to measure a gap to (JSON null)
+    report.add("min_gap_m", "least gap to a box (m, < 0: penetration)", nullptr, "no box in the scene");
+  } else {
+    report.add_real("min_gap_m", "least gap to a box (m, < 0: penetration)", totals.min_gap);
+  }
   report.add_count("released", "feature vertices that lifted off", totals.released);
   report.add_count("late_contacts", "late contacts (QP solved again)", totals.late_contacts);
   report.add_count("late_contact_steps", "steps with late contacts", totals.resolved_steps);
