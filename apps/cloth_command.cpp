@@ -129,7 +129,7 @@ struct RunTotals {
   double min_gap = 1e300;
   Index released = 0;
   Index late_contacts = 0;
-  int resolved_steps = 0;
+  int late_contact_steps = 0;
 
   RunTotals() {
     csv << "step,time,faces,vertices,eol_vertices,conformal_vertices,equalities,inequalities,active,schur_size,"
@@ -155,7 +155,7 @@ struct RunTotals {
     min_gap = std::min(min_gap, s.min_gap);
     released += s.released;
     late_contacts += s.late_contacts;
-    resolved_steps += s.late_contacts > 0 ? 1 : 0;
+    late_contact_steps += s.late_contacts > 0 ? 1 : 0;
   }
 };
 
@@ -186,7 +186,7 @@ void add_report(Report& report, const cloth::ClothScene& scene, const ClothComma
   }
   report.add_count("released", "feature vertices that lifted off", totals.released);
   report.add_count("late_contacts", "late contacts (QP solved again)", totals.late_contacts);
-  report.add_count("late_contact_steps", "steps with late contacts", totals.resolved_steps);
+  report.add_count("late_contact_steps", "steps with late contacts", totals.late_contact_steps);
 
   const double total = totals.sum.total_seconds;
   report.section("time per step (Table 2.1)");

@@ -132,6 +132,8 @@ TEST(CscMatrix, ToFullMirrorsTheLowerTriangle) {
   const CscMatrix full_pattern = to_full(pattern);
   EXPECT_TRUE(full_pattern.values.empty());
   EXPECT_EQ(full_pattern.row_idx, full.row_idx);
+  // ... which has no dense copy.
+  EXPECT_THROW((void)to_dense(full_pattern), std::invalid_argument);
 }
 
 TEST(CscMatrix, SymmetricMultiplyMatchesDense) {
