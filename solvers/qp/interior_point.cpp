@@ -599,7 +599,9 @@ std::vector<double> iterate(const WorkingProblem& working, NewtonMatrix& matrix,
   return iterations.point().x;
 }
 
-void solve_schur_reduced(const QpProblem& problem, const InteriorPointOptions& options, InteriorPointResult& result) {
+/// Returns false, with the failure in `result`, when the unconstrained block H11 cannot be
+/// factored (the reduction's precondition), before any iteration.
+bool solve_schur_reduced(const QpProblem& problem, const InteriorPointOptions& options, InteriorPointResult& result) {
   SchurReduction reduction(problem, options.threads);
   InteriorPointStats& stats = result.stats;
   stats.analyze_seconds = reduction.analyze_seconds();
@@ -610,7 +612,7 @@ void solve_schur_reduced(const QpProblem& problem, const InteriorPointOptions& o
         "the Schur-reduced back end needs the unconstrained block H11 positive definite, but column " +
         std::to_string(reduction.status().column) + " (a column no constraint touches) fails: " +
         reduction.status().message;
-    return;
+    return false;
   }
   const WorkingProblem working(reduction.reduced());
   const auto matrix = reduction.newton_matrix(equality_penalty(working), options.threads);
@@ -619,6 +621,7 @@ void solve_schur_reduced(const QpProblem& problem, const InteriorPointOptions& o
   const std::vector<double> x2 = iterate(working, *matrix, warm_x, options, result);
   result.solution.x = reduction.recover(x2);
   stats.phase_seconds = reduction.phase_seconds();
+  return true;
 }
 
 void solve_sparse(const QpProblem& problem, const InteriorPointOptions& options, InteriorPointResult& result) {
@@ -650,7 +653,16 @@ InteriorPointResult solve_interior_point(const QpProblem& problem, const Interio
   stats.backend = choose_backend(problem, options, schur_size);
   if (stats.backend == QpBackend::schur_reduced) {
     stats.schur_size = schur_size;
-    solve_schur_reduced(problem, options, result);
+    const bool reduced = solve_schur_reduced(problem, options, result);
+    // Chosen for speed, the reduction needs H11 positive definite; a merely semidefinite H
+    // (an EOL cloth vertex whose material velocity carries no inertia) is the sparse back end's
+    // to solve, whose Newton matrix H + CᵀDC + δI is regularized.
+    if (!reduced && options.backend == QpBackend::automatic) {
+      result = {};
+      stats.variables = n;
+      stats.backend = QpBackend::sparse;
+      solve_sparse(problem, options, result);
+    }
   } else {
     solve_sparse(problem, options, result);
   }

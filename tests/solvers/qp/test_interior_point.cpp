@@ -264,7 +264,7 @@ QpProblem with_zero_hessian_column(QpProblem problem, Index j) {
   return problem;
 }
 
-TEST(InteriorPoint, SchurReductionReportsAnUnconstrainedBlockThatIsNotDefinite) {
+TEST(InteriorPoint, SchurReductionReportsAnUnconstrainedBlockThatIsNotDefiniteAndAutomaticFallsBack) {
   const QpProblem base = test_problems::random_qp(30, 2, 6, 8, {.constrained_count = 10}).problem;
   const auto constrained = constrained_columns(base);
   Index free_column = 0;
@@ -281,6 +281,13 @@ TEST(InteriorPoint, SchurReductionReportsAnUnconstrainedBlockThatIsNotDefinite) 
   // free (H e_j = 0, b_j = 0), every other unknown optimal.
   const auto sparse = solve_with(problem, QpBackend::sparse);
   EXPECT_EQ(sparse.solution.status, QpStatus::optimal) << sparse.solution.message;
+  // Left to choose, the method picks the Schur reduction for this shape (m = 10 of 30) and,
+  // finding H11 singular, hands the problem to the sparse back end.
+  ASSERT_EQ(solve_with(base, QpBackend::automatic).stats.backend, QpBackend::schur_reduced);
+  const auto automatic = solve_with(problem, QpBackend::automatic);
+  EXPECT_EQ(automatic.stats.backend, QpBackend::sparse);
+  EXPECT_EQ(automatic.solution.status, QpStatus::optimal) << automatic.solution.message;
+  EXPECT_LE(automatic.stats.residuals.worst(), 1e-6);
 }
 
 TEST(InteriorPoint, MalformedInputThrows) {
