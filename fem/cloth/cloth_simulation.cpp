@@ -159,7 +159,7 @@ ClothStepStats ClothSimulation::step() {
   CollisionOptions faces = options_.collisions;
   faces.detect_features = false;
   faces.look_ahead = h;
-  const ClothCollisions contacts = detect_collisions(cloth_, obstacles_, time_, faces);
+  std::vector<VertexContact> face_contacts = detect_collisions(cloth_, obstacles_, time_, faces).vertex_contacts;
   stats.collision_seconds = seconds_since(start) - stats.remesh_seconds;
 
   // Line 4–5: the step system (eq. 2.11) and its constraints (§2.5).
@@ -170,7 +170,6 @@ ClothStepStats ClothSimulation::step() {
   const ClothStepSystem& system = assembler_.assemble(cloth_, options_.material, step_options);
   const ClothDofs& dofs = system.dofs;
   const std::vector<ScriptedVertex> scripts = active_scripts();
-  std::vector<VertexContact> face_contacts = contacts.vertex_contacts;
   ClothConstraints rows = build_constraints(cloth_, dofs, obstacles_, face_contacts, scripts, time_, h, options_.constraints);
   stats.fill_seconds = seconds_since(start);
 

@@ -653,19 +653,16 @@ InteriorPointResult solve_interior_point(const QpProblem& problem, const Interio
   stats.backend = choose_backend(problem, options, schur_size);
   if (stats.backend == QpBackend::schur_reduced) {
     stats.schur_size = schur_size;
-    const bool reduced = solve_schur_reduced(problem, options, result);
     // Chosen for speed, the reduction needs H11 positive definite; a merely semidefinite H
     // (an EOL cloth vertex whose material velocity carries no inertia) is the sparse back end's
     // to solve, whose Newton matrix H + CᵀDC + δI is regularized.
-    if (!reduced && options.backend == QpBackend::automatic) {
+    if (!solve_schur_reduced(problem, options, result) && options.backend == QpBackend::automatic) {
       result = {};
       stats.variables = n;
       stats.backend = QpBackend::sparse;
-      solve_sparse(problem, options, result);
     }
-  } else {
-    solve_sparse(problem, options, result);
   }
+  if (stats.backend == QpBackend::sparse) solve_sparse(problem, options, result);
   QpSolution& solution = result.solution;
   // A failed reduction leaves no iterate: zeros of the right sizes, so the figures are defined.
   solution.x.resize(static_cast<std::size_t>(n), 0.0);
