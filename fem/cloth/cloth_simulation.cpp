@@ -9,6 +9,7 @@
 #include "fem/cloth/cloth_inertia.hpp"
 #include "fem/cloth/eol_mapping.hpp"
 #include "fem/cloth/velocity_coordinates.hpp"
+#include "linalg/vector_norms.hpp"
 
 namespace cholsim::fem::cloth {
 
@@ -117,7 +118,11 @@ ClothMethod parse_cloth_method(std::string_view name) {
 
 ClothSimulation::ClothSimulation(ClothMesh cloth, ClothObstacles obstacles, std::vector<ScriptedMotion> scripted,
                                  ClothSimulationOptions options)
-    : cloth_(std::move(cloth)), obstacles_(std::move(obstacles)), scripted_(std::move(scripted)), options_(options) {
+    : active_set_solver_(options.active_set),
+      cloth_(std::move(cloth)),
+      obstacles_(std::move(obstacles)),
+      scripted_(std::move(scripted)),
+      options_(options) {
   if (!(options_.time_step > 0.0) || !std::isfinite(options_.time_step)) {
     throw std::invalid_argument("cloth: the time step must be positive and finite");
   }
@@ -179,15 +184,13 @@ ClothStepStats ClothSimulation::step() {
   // 1.6 mm inside it).
   start = Clock::now();
   solvers::qp::QpProblem problem;
-  solvers::qp::InteriorPointResult result = solve_velocity_qp(system, rows, problem);
-  stats.qp_iterations = result.solution.iterations;
+  solvers::qp::InteriorPointResult result = solve_velocity_qp(system, rows, problem, stats);
   for (int pass = 1; pass <= options_.late_contact_passes && result.solution.status == solvers::qp::QpStatus::optimal; ++pass) {
     const Index late = add_late_contacts(cloth_, obstacles_, scripts, result.solution.x, time_, h, face_contacts);
     if (late == 0) break;
     stats.late_contacts += late;
     rows = build_constraints(cloth_, dofs, obstacles_, face_contacts, scripts, time_, h, options_.constraints);
-    result = solve_velocity_qp(system, rows, problem);
-    stats.qp_iterations += result.solution.iterations;
+    result = solve_velocity_qp(system, rows, problem, stats);
   }
   const solvers::qp::QpSolution& solution = result.solution;
   stats.qp_seconds = seconds_since(start);
@@ -230,23 +233,92 @@ ClothStepStats ClothSimulation::step() {
 
 solvers::qp::InteriorPointResult ClothSimulation::solve_velocity_qp(const ClothStepSystem& system,
                                                                    const ClothConstraints& rows,
-                                                                   solvers::qp::QpProblem& solved) const {
+                                                                   solvers::qp::QpProblem& solved, ClothStepStats& stats) {
   solved.hessian = system.matrix;
   solved.linear = system.rhs;
   solved.equality = rows.equality;
   solved.equality_rhs = rows.equality_rhs;
   solved.inequality = rows.inequality;
   solved.inequality_rhs = rows.inequality_rhs;
-  if (!options_.reduce_coordinates) return solvers::qp::solve_interior_point(solved, options_.qp);
+  if (!options_.reduce_coordinates) return solve_qp(solved, rows, stats);
   // In per-vertex contact frames with the single-vertex equalities eliminated (q̇ = Ty + q̇₀),
   // a face contact touches one column instead of three: the Schur complement is that much
-  // smaller and the equalities cost nothing. Same solution, same inequality multipliers.
+  // smaller, the active set method sees simple bounds, and the equalities cost nothing. Same
+  // solution, same inequality multipliers.
   ReducedVelocityQp reduced = reduce_velocity_qp(solved, system.dofs);
-  solvers::qp::InteriorPointResult result = solvers::qp::solve_interior_point(reduced.problem, options_.qp);
+  solvers::qp::InteriorPointResult result = solve_qp(reduced.problem, rows, stats);
   if (result.solution.status == solvers::qp::QpStatus::optimal) {
     result.solution.x = reduced.coordinates.velocities(result.solution.x);
   }
   solved = std::move(reduced.problem);  // kept as the QP this step solved
+  return result;
+}
+
+ClothSimulation::RowKey ClothSimulation::key_of(const ClothConstraints& rows, std::size_t row, bool by_material) const {
+  const Vec3& n = rows.inequality_normal[row];
+  const auto v = static_cast<std::size_t>(rows.inequality_vertex[row]);
+  const std::array<double, 2> vertex =
+      by_material ? std::array<double, 2>{cloth_.material[2 * v], cloth_.material[2 * v + 1]}
+                  : std::array<double, 2>{static_cast<double>(v), -1.0};
+  return {vertex, rows.inequality_kind[row], rows.inequality_obstacle[row],
+          {static_cast<int>(std::lround(1e3 * n[0])), static_cast<int>(std::lround(1e3 * n[1])),
+           static_cast<int>(std::lround(1e3 * n[2]))}};
+}
+
+std::vector<char> ClothSimulation::guess_active_rows(const ClothConstraints& rows) const {
+  // Contact rows only: a vertex's area rows (one per triangle around it) share a key.
+  std::vector<char> guess(rows.inequality_rhs.size(), 0);
+  const auto was_active = [&](const RowKey& key) {
+    return std::binary_search(previous_active_rows_.begin(), previous_active_rows_.end(), key);
+  };
+  for (std::size_t i = 0; i < guess.size(); ++i) {
+    const RowKind kind = rows.inequality_kind[i];
+    if (kind != RowKind::face_contact && kind != RowKind::feature_normal) continue;
+    const bool eulerian = cloth_.is_eulerian(rows.inequality_vertex[i]);
+    guess[i] = was_active(key_of(rows, i, !eulerian)) ? 1 : 0;
+  }
+  return guess;
+}
+
+void ClothSimulation::remember_active_rows(const ClothConstraints& rows, const solvers::qp::QpSolution& solution) {
+  // The interior point method's multipliers are never exactly zero.
+  const std::vector<double>& z = solution.inequality_multipliers;
+  const double threshold = 1e-6 * linalg::max_abs(z);
+  previous_active_rows_.clear();
+  for (std::size_t i = 0; i < z.size(); ++i) {
+    if (!(z[i] > threshold)) continue;
+    previous_active_rows_.push_back(key_of(rows, i, true));
+    previous_active_rows_.push_back(key_of(rows, i, false));
+  }
+  std::sort(previous_active_rows_.begin(), previous_active_rows_.end());
+}
+
+solvers::qp::InteriorPointResult ClothSimulation::solve_qp(const solvers::qp::QpProblem& problem,
+                                                           const ClothConstraints& rows, ClothStepStats& stats) {
+  solvers::qp::InteriorPointResult result;
+  bool solved = false;
+  if (options_.active_set_first && active_set_skips_ > 0) {
+    --active_set_skips_;
+  } else if (options_.active_set_first) {
+    result.solution = active_set_solver_.solve(problem, guess_active_rows(rows));
+    stats.qp_iterations += result.solution.iterations;
+    solved = result.solution.status == solvers::qp::QpStatus::optimal;
+    // After a QP it could not settle, the next ones are likely alike (a cloth sliding over a
+    // wire): it sits out 1, 2, 4 then 8 QPs while it keeps failing.
+    if (solved) {
+      ++stats.active_set_solves;
+      active_set_backoff_ = 1;
+    } else {
+      active_set_skips_ = active_set_backoff_;
+      active_set_backoff_ = std::min(2 * active_set_backoff_, 8);
+    }
+  }
+  if (!solved) {
+    result = solvers::qp::solve_interior_point(problem, options_.qp);
+    stats.qp_iterations += result.solution.iterations;
+    ++stats.interior_point_solves;
+  }
+  if (result.solution.status == solvers::qp::QpStatus::optimal) remember_active_rows(rows, result.solution);
   return result;
 }
 

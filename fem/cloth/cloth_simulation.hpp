@@ -1,13 +1,16 @@
 #pragma once
 // The EOL cloth time stepper, seed 002 Algorithm 2.1: detect collisions, remesh conformally to
 // the sharp features they found (§2.6), build the constraints (§2.5), and take one
-// linearly implicit step as the QP of eq. 2.12 — solved by our own interior point method on
-// the Schur complement of the constrained DOFs (solvers/qp/).
+// linearly implicit step as the QP of eq. 2.12 — solved by our own primal–dual active set
+// method started from the previous step's active rows, and where that does not settle by the
+// interior point method on the Schur complement of the constrained DOFs (solvers/qp/).
 //
 // The three methods of §2.7 share the loop: `lagrangian_regular` keeps the mesh and sees only
 // box faces; `lagrangian_conformal` remeshes at features with averaged normals (or the cone);
 // `eol` makes the feature vertices Eulerian-on-Lagrangian.
+#include <array>
 #include <chrono>
+#include <compare>
 #include <string>
 #include <vector>
 
@@ -19,6 +22,7 @@
 #include "fem/cloth/cloth_step_system.hpp"
 #include "fem/cloth/conformal_remesher.hpp"
 #include "solvers/qp/interior_point.hpp"
+#include "solvers/qp/primal_dual_active_set.hpp"
 
 namespace cholsim::fem::cloth {
 
@@ -42,6 +46,15 @@ struct ClothSimulationOptions {
   /// the iterations go no further: the WIRE scene's QP at step 124 reached 2e-7 and then
   /// diverged (solvers/qp/interior_point.hpp, acceptable_tolerance).
   solvers::qp::InteriorPointOptions qp{.acceptable_tolerance = 1e-6};
+  /// Try the primal–dual active set method first, its guess the rows active in the previous
+  /// step (matched by vertex, kind, obstacle and normal): the contact set changes little from
+  /// step to step, and a settled guess costs one factorization and a few partial
+  /// refactorizations against the interior point method's 12–17 factorizations. When it does
+  /// not settle (it can cycle on the area rows of EOL vertices), the interior point method
+  /// solves the QP, and the active set method sits out the next QPs (1, 2, 4, then 8 while it
+  /// keeps failing). Off: the interior point method always.
+  bool active_set_first = true;
+  solvers::qp::PrimalDualActiveSetOptions active_set;
   /// Solve the QP in per-vertex contact frames with single-vertex equalities eliminated
   /// (fem/cloth/velocity_coordinates.hpp); off: the QP as built, for comparison.
   bool reduce_coordinates = true;
@@ -69,7 +82,9 @@ struct ClothStepStats {
   Index faces = 0, vertices = 0, eol_vertices = 0, conformal_vertices = 0;
   Index equality_rows = 0, inequality_rows = 0, active_rows = 0;
   Index schur_size = 0;  ///< constrained DOFs: the QP's Schur complement size
-  int qp_iterations = 0;
+  int qp_iterations = 0;  ///< the active set guesses and the interior point iterations, summed
+  int active_set_solves = 0;      ///< QPs the active set method solved (late-contact passes each count)
+  int interior_point_solves = 0;  ///< QPs the interior point method solved (the active set's fallback)
   std::string qp_status;
   std::string qp_message;  ///< the QP solver's explanation (why it failed, or at which residual it accepted)
   Index released = 0;           ///< feature vertices that lifted off this step
@@ -114,7 +129,12 @@ class ClothSimulation {
   /// reduce_coordinates is on; the solution in q̇ either way); `solved` receives the QP as solved.
   [[nodiscard]] solvers::qp::InteriorPointResult solve_velocity_qp(const ClothStepSystem& system,
                                                                    const ClothConstraints& rows,
-                                                                   solvers::qp::QpProblem& solved) const;
+                                                                   solvers::qp::QpProblem& solved,
+                                                                   ClothStepStats& stats);
+  /// solve_velocity_qp's solver choice on the QP as it is solved: the active set method from
+  /// the previous step's active rows, the interior point method when it does not settle.
+  [[nodiscard]] solvers::qp::InteriorPointResult solve_qp(const solvers::qp::QpProblem& problem,
+                                                          const ClothConstraints& rows, ClothStepStats& stats);
   void apply_friction(const ClothConstraints& rows, const solvers::qp::QpSolution& solution, const ClothDofs& dofs,
                       std::vector<double>& velocities) const;
   void record_contact_forces(const ClothConstraints& rows, const solvers::qp::QpSolution& solution);
@@ -124,7 +144,27 @@ class ClothSimulation {
   /// ẋʷ (eq. 2.2) of every vertex for generalized velocities q̇ numbered by `dofs`.
   [[nodiscard]] std::vector<double> world_velocities_of(std::span<const double> velocities, const ClothDofs& dofs) const;
 
+  /// What identifies a constraint row from one step to the next, for the active set's guess:
+  /// its vertex by material coordinates (remeshing renumbers vertices; a Lagrangian vertex's
+  /// material coordinates never change) or, for an EOL vertex, whose material coordinates
+  /// slide, by index ({index, −1}).
+  struct RowKey {
+    std::array<double, 2> vertex;
+    RowKind kind;
+    int obstacle;
+    std::array<int, 3> normal;  ///< the world normal in thousandths
+    auto operator<=>(const RowKey&) const = default;
+  };
+  [[nodiscard]] RowKey key_of(const ClothConstraints& rows, std::size_t row, bool by_material) const;
+  /// The active set method's guess for `rows`: the contact rows active in the last solved QP.
+  [[nodiscard]] std::vector<char> guess_active_rows(const ClothConstraints& rows) const;
+  void remember_active_rows(const ClothConstraints& rows, const solvers::qp::QpSolution& solution);
+
   ClothStepAssembler assembler_;  ///< keeps the matrix pattern while the mesh does not change
+  solvers::qp::PrimalDualActiveSetSolver active_set_solver_;  ///< keeps H's analysis while the mesh does not change
+  std::vector<RowKey> previous_active_rows_;  ///< sorted: the rows active in the last solved QP, both keys
+  int active_set_skips_ = 0;    ///< QPs the active set method sits out before it is tried again
+  int active_set_backoff_ = 1;  ///< how many it sits out after its next failure
   solvers::qp::QpProblem last_problem_;
   ClothConstraints last_constraints_;
   std::vector<double> last_velocities_;

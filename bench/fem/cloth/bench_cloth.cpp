@@ -105,6 +105,7 @@ RunRow run_scene(const Arguments& arguments, const std::string& scene_name, cons
   options.cells = arguments.cells;
   cloth::ClothScene scene = cloth::make_cloth_scene(options);
   scene.options.qp.threads = 1;
+  scene.options.active_set.threads = 1;
   cloth::ClothSimulation simulation(scene.cloth, scene.obstacles, scene.scripted, scene.options);
   const int steps =
       arguments.steps > 0 ? arguments.steps : static_cast<int>(scene.duration / scene.options.time_step + 0.5);
