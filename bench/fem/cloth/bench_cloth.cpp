@@ -19,6 +19,7 @@
 #include "fem/cloth/cloth_scenes.hpp"
 #include "solvers/qp/active_set.hpp"
 #include "solvers/qp/interior_point.hpp"
+#include "solvers/qp/primal_dual_active_set.hpp"
 
 namespace {
 
@@ -169,8 +170,8 @@ double time_solve(const std::function<bool()>& solve, int repeat, bool& ok) {
 void replay(const Arguments& arguments, const std::string& scene, const std::vector<qp::QpProblem>& problems) {
   std::printf("\n#### %s-EOL velocity QPs replayed (one thread, median of %d)\n\n", scene.c_str(), arguments.repeat);
   std::printf("| QP | n | m constrained | rows (eq + ineq) | Schur IPM (ms) | it. | sparse IPM (ms) | it. | "
-              "sparse / Schur | active set (ms) | max |x diff| |\n");
-  std::printf("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+              "sparse / Schur | primal-dual active set, empty guess (ms) | it. | dual active set (ms) | max |x diff| |\n");
+  std::printf("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
   int index = 0;
   for (const qp::QpProblem& problem : problems) {
     qp::InteriorPointOptions schur_options;
@@ -192,6 +193,14 @@ void replay(const Arguments& arguments, const std::string& scene, const std::vec
           return sparse.solution.status == qp::QpStatus::optimal;
         },
         arguments.repeat, sparse_ok);
+    qp::QpSolution primal_dual;
+    bool primal_dual_ok = false;
+    const double primal_dual_s = time_solve(
+        [&] {
+          primal_dual = qp::solve_primal_dual_active_set(problem, {.threads = 1});
+          return primal_dual.status == qp::QpStatus::optimal;
+        },
+        arguments.repeat, primal_dual_ok);
     double difference = 0.0;
     for (std::size_t i = 0; i < schur.solution.x.size() && i < sparse.solution.x.size(); ++i) {
       difference = std::max(difference, std::abs(schur.solution.x[i] - sparse.solution.x[i]));
@@ -205,11 +214,12 @@ void replay(const Arguments& arguments, const std::string& scene, const std::vec
       std::snprintf(text, sizeof text, ok ? "%.2f" : "%.2f (failed)", 1e3 * s);
       active_set = text;
     }
-    std::printf("| %d | %d | %d | %d + %d | %.2f%s | %d | %.2f%s | %d | %.2f | %s | %.1e |\n", ++index,
+    std::printf("| %d | %d | %d | %d + %d | %.2f%s | %d | %.2f%s | %d | %.2f | %.2f%s | %d | %s | %.1e |\n", ++index,
                 static_cast<int>(problem.variable_count()), static_cast<int>(qp::constrained_columns(problem).size()),
                 static_cast<int>(problem.equality_count()), static_cast<int>(problem.inequality_count()), 1e3 * schur_s,
                 schur_ok ? "" : " (failed)", schur.solution.iterations, 1e3 * sparse_s, sparse_ok ? "" : " (failed)",
-                sparse.solution.iterations, sparse_s / schur_s, active_set.c_str(), difference);
+                sparse.solution.iterations, sparse_s / schur_s, 1e3 * primal_dual_s, primal_dual_ok ? "" : " (failed)",
+                primal_dual.iterations, active_set.c_str(), difference);
   }
 }
 
