@@ -240,18 +240,37 @@ solvers::qp::InteriorPointResult ClothSimulation::solve_velocity_qp(const ClothS
   solved.equality_rhs = rows.equality_rhs;
   solved.inequality = rows.inequality;
   solved.inequality_rhs = rows.inequality_rhs;
-  if (!options_.reduce_coordinates) return solve_qp(solved, rows, stats);
+  if (!options_.reduce_coordinates) {
+    add_proximal_term(solved);
+    return solve_qp(solved, rows, stats);
+  }
   // In per-vertex contact frames with the single-vertex equalities eliminated (q̇ = Ty + q̇₀),
   // a face contact touches one column instead of three: the Schur complement is that much
   // smaller, the active set method sees simple bounds, and the equalities cost nothing. Same
   // solution, same inequality multipliers.
   ReducedVelocityQp reduced = reduce_velocity_qp(solved, system.dofs);
+  add_proximal_term(reduced.problem);
   solvers::qp::InteriorPointResult result = solve_qp(reduced.problem, rows, stats);
   if (result.solution.status == solvers::qp::QpStatus::optimal) {
     result.solution.x = reduced.coordinates.velocities(result.solution.x);
   }
   solved = std::move(reduced.problem);  // kept as the QP this step solved
   return result;
+}
+
+void ClothSimulation::add_proximal_term(solvers::qp::QpProblem& problem) const {
+  if (options_.proximal_term <= 0.0) return;
+  const double delta = options_.proximal_term * linalg::max_abs(problem.hessian.lower.values);
+  auto& lower = problem.hessian.lower;
+  for (Index j = 0; j < problem.variable_count(); ++j) {
+    const auto begin = lower.row_idx.begin() + lower.col_ptr[static_cast<std::size_t>(j)];
+    const auto end = lower.row_idx.begin() + lower.col_ptr[static_cast<std::size_t>(j) + 1];
+    const auto diagonal = std::lower_bound(begin, end, j);
+    if (diagonal == end || *diagonal != j) {
+      throw std::logic_error("cloth: the step QP's Hessian has no diagonal entry in column " + std::to_string(j));
+    }
+    lower.values[static_cast<std::size_t>(diagonal - lower.row_idx.begin())] += delta;
+  }
 }
 
 ClothSimulation::RowKey ClothSimulation::key_of(const ClothConstraints& rows, std::size_t row, bool by_material) const {
@@ -317,6 +336,26 @@ solvers::qp::InteriorPointResult ClothSimulation::solve_qp(const solvers::qp::Qp
     result = solvers::qp::solve_interior_point(problem, options_.qp);
     stats.qp_iterations += result.solution.iterations;
     ++stats.interior_point_solves;
+    solved = result.solution.status == solvers::qp::QpStatus::optimal;
+  }
+  if (!solved && options_.active_set_first && !result.solution.x.empty()) {
+    // The interior point method stalled on a nearly degenerate QP (WIRE, JAWS): its last
+    // iterate still tells the active rows apart (zᵢ above the slack), and the active set
+    // method, given more guesses, can finish from there.
+    std::vector<double> slack(problem.inequality_rhs.size());
+    solvers::qp::constraint_multiply(problem.inequality, result.solution.x, slack);
+    std::vector<char> guess(slack.size(), 0);
+    for (std::size_t i = 0; i < slack.size(); ++i) {
+      guess[i] = result.solution.inequality_multipliers[i] > slack[i] - problem.inequality_rhs[i] ? 1 : 0;
+    }
+    solvers::qp::PrimalDualActiveSetOptions rescue = options_.active_set;
+    rescue.max_iterations = 3 * rescue.max_iterations;
+    solvers::qp::QpSolution finished = solvers::qp::solve_primal_dual_active_set(problem, rescue, guess);
+    stats.qp_iterations += finished.iterations;
+    if (finished.status == solvers::qp::QpStatus::optimal) {
+      result.solution = std::move(finished);
+      ++stats.active_set_solves;
+    }
   }
   if (result.solution.status == solvers::qp::QpStatus::optimal) remember_active_rows(rows, result.solution);
   return result;

@@ -54,7 +54,15 @@ struct ClothSimulationOptions {
   /// solves the QP, and the active set method sits out the next QPs (1, 2, 4, then 8 while it
   /// keeps failing). Off: the interior point method always.
   bool active_set_first = true;
-  solvers::qp::PrimalDualActiveSetOptions active_set;
+  solvers::qp::PrimalDualActiveSetOptions active_set{.acceptable_tolerance = 1e-6};
+  /// δ relative to H's largest entry, added to H's diagonal (a proximal term ½δ‖q̇‖²): EOL
+  /// makes H only semi-definite (a vertex's material velocity along its feature carries no
+  /// inertia), and on such a QP both methods can fail where the strictly convex one is easy —
+  /// WIRE at one thread, step 242: the interior point method stalled at a residual of 1.4e-4
+  /// and the active set cycled on one contact row; with δ = 1e-12 the active set settled in two
+  /// guesses on an answer meeting the unregularized KKT conditions to 6e-10. It also makes the
+  /// answer unique: the least-norm velocity among the minimizers. 0: off.
+  double proximal_term = 1e-12;
   /// Solve the QP in per-vertex contact frames with single-vertex equalities eliminated
   /// (fem/cloth/velocity_coordinates.hpp); off: the QP as built, for comparison.
   bool reduce_coordinates = true;
@@ -131,6 +139,8 @@ class ClothSimulation {
                                                                    const ClothConstraints& rows,
                                                                    solvers::qp::QpProblem& solved,
                                                                    ClothStepStats& stats);
+  /// Adds the proximal term (options) to the diagonal of the QP's H.
+  void add_proximal_term(solvers::qp::QpProblem& problem) const;
   /// solve_velocity_qp's solver choice on the QP as it is solved: the active set method from
   /// the previous step's active rows, the interior point method when it does not settle.
   [[nodiscard]] solvers::qp::InteriorPointResult solve_qp(const solvers::qp::QpProblem& problem,

@@ -3,7 +3,10 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
+#include <limits>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -13,6 +16,7 @@
 #include "factor/update/changed_supernodes.hpp"
 #include "linalg/blas.hpp"
 #include "linalg/dense_matrix.hpp"
+#include "linalg/vector_norms.hpp"
 
 namespace cholsim::solvers::qp {
 namespace {
@@ -21,6 +25,12 @@ using Clock = std::chrono::steady_clock;
 using linalg::CscMatrix;
 
 double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
+
+std::string scientific(double value) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.2e", value);
+  return text;
+}
 
 /// The rows of a constraint matrix as the columns of its transpose (an n×0 matrix for none).
 CscMatrix rows_of(const CscMatrix& a, Index n) {
@@ -38,6 +48,10 @@ struct GeneralRow {
   bool equality = false;
   Index row = 0;  ///< in E or in C
 };
+
+/// δ relative to H's largest entry, and the refinement steps that remove it.
+constexpr double kRegularization = 1e-10;
+constexpr int kRefinementSteps = 10;
 
 class PrimalDualActiveSet {
  public:
@@ -84,17 +98,25 @@ class PrimalDualActiveSet {
   }
 
   /// The next guess from a solution of this one (the update of the file comment); returns how
-  /// many rows entered or left.
-  Index update(std::vector<char>& active, const QpSolution& solution) const {
+  /// many rows entered or left. `cautious` (after cycling): while some row is violated, rows
+  /// only enter; once none is, the held rows with negative multipliers leave.
+  Index update(std::vector<char>& active, const QpSolution& solution, bool cautious) const {
     std::vector<double> cx(static_cast<std::size_t>(problem_.inequality_count()));
     constraint_multiply(problem_.inequality, solution.x, cx);
+    std::vector<char> violated(cx.size(), 0);
+    bool any_violated = false;
+    for (std::size_t i = 0; i < cx.size(); ++i) {
+      if (held_[i]) continue;
+      violated[i] = cx[i] - problem_.inequality_rhs[i] < -options_.feasibility_tolerance * feasibility_scale(i, solution.x);
+      any_violated = any_violated || violated[i];
+    }
     Index flips = 0;
     for (std::size_t i = 0; i < cx.size(); ++i) {
       bool next;
-      if (held_[i]) {
-        next = solution.inequality_multipliers[i] >= 0.0;
+      if (cautious && any_violated) {
+        next = active[i] || violated[i];
       } else {
-        next = cx[i] - problem_.inequality_rhs[i] < -options_.feasibility_tolerance * feasibility_scale(i, solution.x);
+        next = held_[i] ? solution.inequality_multipliers[i] >= 0.0 : static_cast<bool>(violated[i]);
       }
       if (next != static_cast<bool>(active[i])) ++flips;
       active[i] = next ? 1 : 0;
@@ -171,6 +193,7 @@ class PrimalDualActiveSet {
         const bool fixed = fixed_j || fixing_row_[static_cast<std::size_t>(i)] >= 0;
         double value = h.values[static_cast<std::size_t>(k)];
         if (fixed) value = i == j ? identity_scale_[static_cast<std::size_t>(j)] : 0.0;
+        if (i == j && !fixed) value += regularization_;
         values[static_cast<std::size_t>(k)] = value;
       }
     }
@@ -185,7 +208,9 @@ class PrimalDualActiveSet {
       stats_.reused_analysis = analysis_ != nullptr && analysis_->matches_pattern(matrix_);
       if (!stats_.reused_analysis) {
         const auto start = Clock::now();
-        analysis_ = factor::analyze(matrix_);
+        factor::AnalyzeOptions analyze_options;
+        analyze_options.ordering = options_.ordering;
+        analysis_ = factor::analyze(matrix_, analyze_options);
         stats_.analyze_seconds += seconds_since(start);
       }
       factor_ = std::make_unique<factor::Factor>(analysis_);
@@ -197,11 +222,48 @@ class PrimalDualActiveSet {
       stats_.changed_columns += static_cast<Index>(changed.size());
       factor_->refactorize(factor::ChangedEntries::columns(changed), matrix_, options);
     }
+    if (!factor_->ok() && regularization_ == 0.0) {
+      // H semi-definite with its null space on free columns (an EOL vertex's material velocity
+      // without inertia): factor H_FF + δI and let iterative refinement remove δ (solve_held),
+      // as the interior point method does; the KKT check at the end decides.
+      regularization_ = kRegularization * linalg::max_abs(problem_.hessian.lower.values);
+      ++stats_.regularized;
+      assemble();
+      factor_->factorize(matrix_, options);
+    }
     stats_.factor_seconds += seconds_since(start);
     if (!factor_->ok()) {
       message = "the QP with the guessed active rows held is not positive definite (" + factor_->status().message + ")";
     }
     return factor_->ok();
+  }
+
+  /// Solves K_F·X = B in place with the factor of K_F + δI: with δ > 0, refinement steps
+  /// X += (K_F + δI)⁻¹(B − K_F·X) (converging where B is in K_F's range, as the QP's are).
+  void solve_refined(linalg::DenseMatrix& columns) const {
+    if (regularization_ == 0.0) {
+      factor_->solve(columns.view());
+      return;
+    }
+    const linalg::DenseMatrix rhs = columns;
+    factor_->solve(columns.view());
+    const Index count = columns.cols();
+    linalg::DenseMatrix residual(n_, count);
+    double previous = std::numeric_limits<double>::infinity();
+    for (int step = 0; step < kRefinementSteps; ++step) {
+      linalg::symmetric_multiply(matrix_, columns.storage(), residual.storage(), count);
+      for (Index c = 0; c < count; ++c) {
+        for (Index j = 0; j < n_; ++j) {
+          const double delta = fixing_row_[static_cast<std::size_t>(j)] >= 0 ? 0.0 : regularization_;
+          residual(j, c) = rhs(j, c) - (residual(j, c) - delta * columns(j, c));
+        }
+      }
+      const double size = linalg::max_abs(residual.storage());
+      if (!(size < 0.5 * previous)) break;  // stagnating: ill-conditioned, the KKT check decides
+      previous = size;
+      factor_->solve(residual.view());
+      for (std::size_t k = 0; k < columns.storage().size(); ++k) columns.storage()[k] += residual.storage()[k];
+    }
   }
 
   /// Row `row` of the general rows as a sparse row: its entries' columns and values.
@@ -237,7 +299,7 @@ class PrimalDualActiveSet {
         if (fixing_row_[static_cast<std::size_t>(j)] < 0) columns(j, 1 + a) = rows.values[static_cast<std::size_t>(k)];
       }
     }
-    factor_->solve(columns.view());
+    solve_refined(columns);
 
     // The multipliers of the general rows: G·z_G = c_G − C_G·x_fixed − C_G·K_F⁻¹r.
     std::vector<double> general_z(static_cast<std::size_t>(g), 0.0);
@@ -355,6 +417,7 @@ class PrimalDualActiveSet {
   std::vector<Index> fixing_row_;  ///< per column: the bound row fixing it, −1 if free
   std::vector<GeneralRow> general_;
   std::vector<char> held_;  ///< per inequality row: held as an equality by the current guess
+  double regularization_ = 0.0;  ///< δ on the free columns' diagonal, once a guess needed it
 };
 
 }  // namespace
@@ -382,8 +445,13 @@ QpSolution PrimalDualActiveSetSolver::solve(const QpProblem& problem, std::span<
   PrimalDualActiveSet method(problem, options, analysis_, figures);
   QpSolution solution;
   solution.status = QpStatus::iteration_limit;
+  // The guess with the smallest KKT residual, returned when none settles within tolerance but
+  // it is within acceptable_tolerance (a row flipping in and out of a degenerate QP).
+  std::optional<QpSolution> best;
+  double best_residual = std::numeric_limits<double>::infinity();
   Index fewest_flips = static_cast<Index>(q) + 1;
   int stalled = 0;
+  bool cautious = false;
   while (figures.iterations < options.max_iterations) {
     ++figures.iterations;
     std::string message;
@@ -392,18 +460,28 @@ QpSolution PrimalDualActiveSetSolver::solve(const QpProblem& problem, std::span<
       solution.message = message;
       break;
     }
-    const Index flips = method.update(active, solution);
+    const Index flips = method.update(active, solution, cautious);
+    const double residual = kkt_residuals(problem, solution).worst();
+    if (flips == 0 && residual <= options.tolerance) {
+      solution.status = QpStatus::optimal;
+      break;
+    }
+    if (residual < best_residual && residual <= options.acceptable_tolerance) {
+      best = solution;
+      best_residual = residual;
+    }
     if (flips == 0) {
-      const double residual = kkt_residuals(problem, solution).worst();
-      solution.status = residual <= options.tolerance ? QpStatus::optimal : QpStatus::numerical_failure;
-      if (solution.status != QpStatus::optimal) {
-        solution.message = "the active set settled but the worst scaled KKT residual is " + std::to_string(residual);
-      }
+      solution.status = QpStatus::numerical_failure;
+      solution.message = "the active set settled but the worst scaled KKT residual is " + scientific(residual);
       break;
     }
     stalled = flips < fewest_flips ? 0 : stalled + 1;
     fewest_flips = std::min(fewest_flips, flips);
-    if (stalled >= options.stall_iterations) {
+    if (stalled >= options.stall_iterations && !cautious) {
+      cautious = true;  // cycling: add rows until feasible, then drop (update())
+      stalled = 0;
+      fewest_flips = static_cast<Index>(q) + 1;
+    } else if (stalled >= options.stall_iterations) {
       solution.message = "the active set cycles: " + std::to_string(flips) + " rows changed at iteration " +
                          std::to_string(figures.iterations);
       break;
@@ -411,6 +489,12 @@ QpSolution PrimalDualActiveSetSolver::solve(const QpProblem& problem, std::span<
   }
   if (solution.status == QpStatus::iteration_limit && solution.message.empty()) {
     solution.message = "the active set did not settle in " + std::to_string(options.max_iterations) + " iterations";
+  }
+  if (solution.status != QpStatus::optimal && best.has_value()) {
+    const std::string why = solution.message;
+    solution = std::move(*best);
+    solution.status = QpStatus::optimal;
+    solution.message = "accepted at a worst scaled KKT residual of " + scientific(best_residual) + " (" + why + ")";
   }
   solution.iterations = figures.iterations;
   figures.active = std::move(active);

@@ -14,8 +14,8 @@
 // kkt_residuals before it is reported optimal). On contact QPs it needs a handful of solves where
 // the interior point method needs 12–17 factorizations (docs/benchmarks.md, issue 20), fewer
 // still from the previous time step's active set. Its convergence is guaranteed only for
-// M-matrix-like problems: it can cycle, so it gives up early (iteration_limit) and callers keep
-// the interior point method as the fallback.
+// M-matrix-like problems: it can cycle — it then turns cautious (stall_iterations) and gives up
+// early (iteration_limit) — so callers keep the interior point method as the fallback.
 //
 // Linear algebra: an active bound row fixes its column, x_j = cᵢ/Cᵢⱼ; the matrix of the
 // equality-constrained QP is H with the fixed columns and rows replaced by the identity scaled by
@@ -23,12 +23,14 @@
 // refactorizes only the supernodes of the columns whose status changed (retained update blocks,
 // seed 000 §4.3). The other held rows — rows of several columns, and equalities — enter through
 // their multipliers: G·z_G = c̃_G − C_G·K_F⁻¹r with G = C_G·K_F⁻¹·C_Gᵀ dense, one blocked solve.
-// H_FF must be positive definite for every guess tried; a semi-definite H whose null space a
-// guess leaves free ends the solve as numerical_failure (the interior point method regularizes).
+// A semi-definite H whose null space a guess leaves free is factored as H_FF + δI (δ = 1e-10 of
+// H's largest entry) with iterative refinement, as the interior point method does; the final
+// KKT check decides whether the answer stands.
 #include <memory>
 #include <span>
 #include <vector>
 
+#include "factor/analysis/ordering.hpp"
 #include "solvers/qp/qp_problem.hpp"
 
 namespace cholsim::factor {
@@ -38,19 +40,30 @@ class Symbolic;
 namespace cholsim::solvers::qp {
 
 struct PrimalDualActiveSetOptions {
-  /// Give up (iteration_limit) after this many guesses: EDGE cloth's QPs settle in 2–6 from the
-  /// previous step's active set, WIRE's in up to 15; a guess costs a partial refactorization and
-  /// a solve, a tenth to a twentieth of the interior point method.
-  int max_iterations = 15;
-  /// Give up when the number of rows entering or leaving W has not fallen below its smallest so
-  /// far for this many iterations (cycling).
+  /// Give up (iteration_limit) after this many guesses: EDGE cloth's QPs settle in 1–8 from the
+  /// previous step's active set, nine in ten of WIRE's that settle within 15 do so in 8; a guess
+  /// costs a partial refactorization and a solve, a tenth to a twentieth of the interior point
+  /// method.
+  int max_iterations = 10;
+  /// When the number of rows entering or leaving W has not fallen below its smallest so far for
+  /// this many iterations (cycling), the update turns cautious — while a row is violated rows
+  /// only enter, then the held rows with negative multipliers leave —; when that stalls too,
+  /// the method gives up.
   int stall_iterations = 3;
   /// A row outside W enters when (Cx − c)ᵢ < −feasibility_tolerance·(1 + |cᵢ| + Σⱼ|Cᵢⱼxⱼ|).
   double feasibility_tolerance = 1e-12;
   /// Optimal only if the worst scaled KKT residual (kkt_residuals) is below this.
   double tolerance = 1e-10;
+  /// 0 (off) or a looser tolerance a settled guess is accepted at, the message saying at which
+  /// residual: with δI added (a semi-definite H) refinement can stall at 1e-9 on WIRE's QPs
+  /// (the interior point method's acceptable_tolerance serves the same purpose).
+  double acceptable_tolerance = 0.0;
   /// Threads of the sparse factorization; 0: all hardware threads.
   int threads = 0;
+  /// The fill-reducing ordering of H's pattern. Minimum degree: a simulator's QPs change
+  /// pattern whenever its mesh does (EDGE cloth: nearly every step), and `automatic`'s METIS
+  /// trial took 14 of 17 ms of the analysis of a 4,948-column cloth QP to keep AMD's ordering.
+  factor::OrderingMethod ordering = factor::OrderingMethod::minimum_degree;
 };
 
 struct PrimalDualActiveSetStats {
@@ -61,6 +74,7 @@ struct PrimalDualActiveSetStats {
   double factor_seconds = 0.0;   ///< the first factorization and every refactorization
   double solve_seconds = 0.0;    ///< substitutions and the dense multiplier system
   double total_seconds = 0.0;
+  int regularized = 0;  ///< 1 when a guess' H_FF was not positive definite and δI was added
   /// The final guess, one flag per inequality row: pass it as the next similar solve's start.
   std::vector<char> active;
 };
