@@ -10,6 +10,8 @@
 #include <limits>
 
 #include "fem/cloth/cloth_scenes.hpp"
+#include "solvers/qp/interior_point.hpp"
+#include "solvers/qp/primal_dual_active_set.hpp"
 #include "solvers/qp/qp_problem.hpp"
 
 namespace cholsim::fem::cloth {
@@ -118,6 +120,38 @@ TEST(ClothSimulation, NearlyDegenerateWireQpsAreAcceptedWithinTheLooserTolerance
   // vectorization) round differently, and the sanitizer build's run needed no acceptance.
   EXPECT_GT(accepted, 0) << "no QP needed the looser tolerance: the test no longer covers it";
 #endif
+}
+
+// The active set method, tried first, solves most of the step QPs of EDGE with EOL vertices over
+// the box edge; replayed, each of them gets the same optimal value from the interior point
+// method (the proximal term makes them strictly convex, their minimizer unique).
+TEST(ClothSimulation, TheActiveSetMethodSolvesTheStepQpsToTheInteriorPointOptimum) {
+  ClothScene scene = coarse_scene(ClothSceneKind::edge, ClothMethod::eol);
+  ClothSimulation simulation(scene.cloth, scene.obstacles, scene.scripted, scene.options);
+  int active_set_solves = 0, replayed = 0;
+  for (int step = 1; step <= 80; ++step) {
+    const ClothStepStats stats = simulation.step();
+    ASSERT_TRUE(stats.ok) << "step " << step << ": " << stats.qp_message;
+    active_set_solves += stats.active_set_solves;
+    if (step % 10 != 0 || stats.active_set_solves == 0) continue;
+    const solvers::qp::QpProblem& problem = simulation.last_problem();
+    const solvers::qp::QpSolution active_set = solvers::qp::solve_primal_dual_active_set(problem);
+    const solvers::qp::InteriorPointResult interior = solvers::qp::solve_interior_point(problem);
+    ASSERT_EQ(active_set.status, solvers::qp::QpStatus::optimal) << "step " << step << ": " << active_set.message;
+    ASSERT_EQ(interior.solution.status, solvers::qp::QpStatus::optimal) << "step " << step;
+    const double active_set_value = solvers::qp::objective(problem, active_set.x);
+    const double interior_value = solvers::qp::objective(problem, interior.solution.x);
+    double scale = 0.0;  // the size of the terms the optimal value is the difference of
+    for (std::size_t i = 0; i < problem.linear.size(); ++i) scale += std::abs(problem.linear[i] * interior.solution.x[i]);
+    // The active set's answer is exact (its guess solved directly); the interior point method's
+    // is within its tolerance of the optimum, above it.
+    EXPECT_LE(active_set_value, interior_value + 1e-12 * scale) << "step " << step;
+    EXPECT_LE(interior_value - active_set_value, 1e-8 * scale) << "step " << step;
+    EXPECT_LE(solvers::qp::kkt_residuals(problem, active_set).worst(), 1e-10) << "step " << step;
+    ++replayed;
+  }
+  EXPECT_GT(active_set_solves, 60);
+  EXPECT_GE(replayed, 4);
 }
 
 TEST(ClothSimulation, ConeConstrainedLagrangianClothLocksWhileEolSlides) {
