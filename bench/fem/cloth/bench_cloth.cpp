@@ -41,6 +41,7 @@ QPs of those runs replayed with each QP back end. One thread (as the thesis). Ma
   --repeat R       replays of each kept QP per back end (default 3)
   --active-set-limit N   replay with the active-set method only up to N unknowns (default 2500)
   --no-qp          skip the QP replay
+  --interior-point-only  step with the interior point method alone (no active set method first)
   --help, -h       this text
 )";
 
@@ -53,6 +54,7 @@ struct Arguments {
   int repeat = 3;
   int active_set_limit = 2500;
   bool replay = true;
+  bool interior_point_only = false;
 };
 
 Arguments parse(int argc, char** argv) {
@@ -78,6 +80,8 @@ Arguments parse(int argc, char** argv) {
       arguments.active_set_limit = bench::parse_positive(flag, cursor.value());
     } else if (flag == "--no-qp") {
       arguments.replay = false;
+    } else if (flag == "--interior-point-only") {
+      arguments.interior_point_only = true;
     } else {
       throw bench::unknown_option(flag);
     }
@@ -93,6 +97,7 @@ struct RunRow {
   double collision = 0.0, remesh = 0.0, fill = 0.0, qp_time = 0.0, total = 0.0;
   int steps = 0;
   int failed_steps = 0;
+  int active_set_solves = 0, interior_point_solves = 0;
   double min_gap = 1e300;
   [[nodiscard]] double ms_per_step() const { return steps > 0 ? 1e3 * total / steps : 0.0; }
   [[nodiscard]] double percent(double part) const { return total > 0.0 ? 100.0 * part / total : 0.0; }
@@ -107,6 +112,7 @@ RunRow run_scene(const Arguments& arguments, const std::string& scene_name, cons
   cloth::ClothScene scene = cloth::make_cloth_scene(options);
   scene.options.qp.threads = 1;
   scene.options.active_set.threads = 1;
+  scene.options.active_set_first = !arguments.interior_point_only;
   cloth::ClothSimulation simulation(scene.cloth, scene.obstacles, scene.scripted, scene.options);
   const int steps =
       arguments.steps > 0 ? arguments.steps : static_cast<int>(scene.duration / scene.options.time_step + 0.5);
@@ -121,6 +127,8 @@ RunRow run_scene(const Arguments& arguments, const std::string& scene_name, cons
     row.qp_time += s.qp_seconds;
     row.total += s.total_seconds;
     row.min_gap = std::min(row.min_gap, s.min_gap);
+    row.active_set_solves += s.active_set_solves;
+    row.interior_point_solves += s.interior_point_solves;
     ++row.steps;
     if (!s.ok) {
       ++row.failed_steps;
@@ -135,8 +143,9 @@ RunRow run_scene(const Arguments& arguments, const std::string& scene_name, cons
 }
 
 void print_table(const std::vector<RunRow>& rows) {
-  std::printf("\n| scene | method | #F | %%E | %%CD | %%RM | %%MF | %%VI | T (ms) | / conformal | least gap (m) |\n");
-  std::printf("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+  std::printf("\n| scene | method | #F | %%E | %%CD | %%RM | %%MF | %%VI | T (ms) | / conformal | least gap (m) | "
+              "QPs by active set / interior point |\n");
+  std::printf("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
   std::map<std::string, double> conformal;
   for (const RunRow& r : rows) {
     if (r.method == "lagrangian-conformal") conformal[r.scene] = r.ms_per_step();
@@ -149,10 +158,10 @@ void print_table(const std::vector<RunRow>& rows) {
       std::snprintf(text, sizeof text, "%.2f", r.ms_per_step() / c->second);
       ratio = text;
     }
-    std::printf("| %s | %s%s | %ld | %.1f | %.1f | %.1f | %.1f | %.1f | %.2f | %s | %.1e |\n", r.scene.c_str(),
+    std::printf("| %s | %s%s | %ld | %.1f | %.1f | %.1f | %.1f | %.1f | %.2f | %s | %.1e | %d / %d |\n", r.scene.c_str(),
                 r.method.c_str(), r.failed_steps > 0 ? " (QP failed)" : "", r.max_faces, 100.0 * r.eol_share,
                 r.percent(r.collision), r.percent(r.remesh), r.percent(r.fill), r.percent(r.qp_time), r.ms_per_step(),
-                ratio.c_str(), r.min_gap);
+                ratio.c_str(), r.min_gap, r.active_set_solves, r.interior_point_solves);
   }
 }
 
