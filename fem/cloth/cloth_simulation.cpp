@@ -319,9 +319,13 @@ solvers::qp::InteriorPointResult ClothSimulation::solve_qp(const solvers::qp::Qp
   if (options_.active_set_first && active_set_skips_ > 0) {
     --active_set_skips_;
   } else if (options_.active_set_first) {
-    // A guess costs a partial refactorization; past half of what the interior point method
-    // took last, a QP that has not settled is cheaper to hand over.
-    if (interior_point_seconds_ > 0.0) active_set_solver_.set_time_budget(0.5 * interior_point_seconds_);
+    // A guess (a partial refactorization) costs about half an interior point iteration (a full
+    // one): past half the iterations the interior point method took last, a QP that has not
+    // settled is cheaper to hand over. Counted, not timed, so that runs repeat exactly.
+    if (interior_point_iterations_ > 0) {
+      active_set_solver_.set_max_iterations(
+          std::clamp(interior_point_iterations_ / 2, 3, options_.active_set.max_iterations));
+    }
     result.solution = active_set_solver_.solve(problem, guess_active_rows(rows));
     stats.qp_iterations += result.solution.iterations;
     solved = result.solution.status == solvers::qp::QpStatus::optimal;
@@ -339,7 +343,7 @@ solvers::qp::InteriorPointResult ClothSimulation::solve_qp(const solvers::qp::Qp
     result = solvers::qp::solve_interior_point(problem, options_.qp);
     stats.qp_iterations += result.solution.iterations;
     ++stats.interior_point_solves;
-    interior_point_seconds_ = result.stats.total_seconds;
+    interior_point_iterations_ = result.solution.iterations;
     solved = result.solution.status == solvers::qp::QpStatus::optimal;
   }
   if (!solved && options_.active_set_first && !result.solution.x.empty()) {

@@ -52,8 +52,8 @@ struct ClothSimulationOptions {
   /// refactorizations against the interior point method's 12–17 factorizations. When it does
   /// not settle (it can cycle on the area rows of EOL vertices), the interior point method
   /// solves the QP, and the active set method sits out the next QPs (1, 2, 4, then 8 while it
-  /// keeps failing); it also hands over once it has taken half the time the last interior
-  /// point solve took. Off: the interior point method always.
+  /// keeps failing); it also hands over after half as many guesses as the last interior point
+  /// solve took iterations. Off: the interior point method always.
   bool active_set_first = true;
   solvers::qp::PrimalDualActiveSetOptions active_set{.acceptable_tolerance = 1e-6};
   /// δ relative to H's largest entry, added to H's diagonal (a proximal term ½δ‖q̇‖²): EOL
@@ -176,7 +176,7 @@ class ClothSimulation {
   std::vector<RowKey> previous_active_rows_;  ///< sorted: the rows active in the last solved QP, both keys
   int active_set_skips_ = 0;    ///< QPs the active set method sits out before it is tried again
   int active_set_backoff_ = 1;  ///< how many it sits out after its next failure
-  double interior_point_seconds_ = 0.0;  ///< the last interior point solve's time (the active set's budget)
+  int interior_point_iterations_ = 0;  ///< of the last interior point solve (the active set's guess budget)
   solvers::qp::QpProblem last_problem_;
   ClothConstraints last_constraints_;
   std::vector<double> last_velocities_;

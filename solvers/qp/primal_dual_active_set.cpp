@@ -486,11 +486,6 @@ QpSolution PrimalDualActiveSetSolver::solve(const QpProblem& problem, std::span<
                          std::to_string(figures.iterations);
       break;
     }
-    if (options.time_budget_seconds > 0.0 && seconds_since(start) > options.time_budget_seconds) {
-      solution.message = "the active set had not settled when its time budget ran out (" +
-                         std::to_string(figures.iterations) + " guesses)";
-      break;
-    }
   }
   if (solution.status == QpStatus::iteration_limit && solution.message.empty()) {
     solution.message = "the active set did not settle in " + std::to_string(options.max_iterations) + " iterations";

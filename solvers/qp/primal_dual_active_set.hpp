@@ -58,9 +58,6 @@ struct PrimalDualActiveSetOptions {
   /// residual: with δI added (a semi-definite H) refinement can stall at 1e-9 on WIRE's QPs
   /// (the interior point method's acceptable_tolerance serves the same purpose).
   double acceptable_tolerance = 0.0;
-  /// Give up (iteration_limit) once a solve has taken this long, checked after each guess; 0:
-  /// no limit. A caller with a fallback sets it to a share of what the fallback costs.
-  double time_budget_seconds = 0.0;
   /// Threads of the sparse factorization; 0: all hardware threads.
   int threads = 0;
   /// The fill-reducing ordering of H's pattern. Minimum degree: a simulator's QPs change
@@ -91,8 +88,9 @@ class PrimalDualActiveSetSolver {
   QpSolution solve(const QpProblem& problem, std::span<const char> initial_active = {},
                    PrimalDualActiveSetStats* stats = nullptr);
   [[nodiscard]] const PrimalDualActiveSetOptions& options() const { return options_; }
-  /// PrimalDualActiveSetOptions::time_budget_seconds of the next solves.
-  void set_time_budget(double seconds) { options_.time_budget_seconds = seconds; }
+  /// PrimalDualActiveSetOptions::max_iterations of the next solves (a caller with a fallback
+  /// sets it from what the fallback costs).
+  void set_max_iterations(int iterations) { options_.max_iterations = iterations; }
 
  private:
   PrimalDualActiveSetOptions options_;
