@@ -344,26 +344,6 @@ solvers::qp::InteriorPointResult ClothSimulation::solve_qp(const solvers::qp::Qp
     stats.qp_iterations += result.solution.iterations;
     ++stats.interior_point_solves;
     interior_point_iterations_ = result.solution.iterations;
-    solved = result.solution.status == solvers::qp::QpStatus::optimal;
-  }
-  if (!solved && options_.active_set_first && !result.solution.x.empty()) {
-    // The interior point method stalled on a nearly degenerate QP (WIRE, JAWS): its last
-    // iterate still tells the active rows apart (zᵢ above the slack), and the active set
-    // method, given more guesses, can finish from there.
-    std::vector<double> slack(problem.inequality_rhs.size());
-    solvers::qp::constraint_multiply(problem.inequality, result.solution.x, slack);
-    std::vector<char> guess(slack.size(), 0);
-    for (std::size_t i = 0; i < slack.size(); ++i) {
-      guess[i] = result.solution.inequality_multipliers[i] > slack[i] - problem.inequality_rhs[i] ? 1 : 0;
-    }
-    solvers::qp::PrimalDualActiveSetOptions rescue = options_.active_set;
-    rescue.max_iterations = 3 * rescue.max_iterations;
-    solvers::qp::QpSolution finished = solvers::qp::solve_primal_dual_active_set(problem, rescue, guess);
-    stats.qp_iterations += finished.iterations;
-    if (finished.status == solvers::qp::QpStatus::optimal) {
-      result.solution = std::move(finished);
-      ++stats.active_set_solves;
-    }
   }
   if (result.solution.status == solvers::qp::QpStatus::optimal) remember_active_rows(rows, result.solution);
   return result;
