@@ -323,8 +323,8 @@ solvers::qp::InteriorPointResult ClothSimulation::solve_qp(const solvers::qp::Qp
     // one): past half the iterations the interior point method took last, a QP that has not
     // settled is cheaper to hand over. Counted, not timed, so that runs repeat exactly.
     if (interior_point_iterations_ > 0) {
-      active_set_solver_.set_max_iterations(
-          std::clamp(interior_point_iterations_ / 2, 3, options_.active_set.max_iterations));
+      const int most = options_.active_set.max_iterations;
+      active_set_solver_.set_max_iterations(std::clamp(interior_point_iterations_ / 2, std::min(3, most), most));
     }
     result.solution = active_set_solver_.solve(problem, guess_active_rows(rows));
     stats.qp_iterations += result.solution.iterations;

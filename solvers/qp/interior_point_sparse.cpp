@@ -39,20 +39,10 @@ void for_each_outer_product_entry(const CscMatrix& a, Index column, Visit&& visi
   }
 }
 
-/// The rows of a constraint matrix as the columns of its transpose (none for no rows).
-CscMatrix rows_of(const CscMatrix& a, Index n) {
-  if (a.rows == 0) {
-    CscMatrix empty;
-    empty.rows = n;
-    return empty;
-  }
-  return linalg::transpose(a);
-}
-
 class SparseNewtonMatrix final : public NewtonMatrix {
  public:
   SparseNewtonMatrix(const QpProblem& problem, double equality_penalty, int threads)
-      : inequality_rows_(rows_of(problem.inequality, problem.variable_count())), threads_(threads) {
+      : inequality_rows_(constraint_rows(problem.inequality, problem.variable_count())), threads_(threads) {
     const SymmetricCscMatrix penalty = equality_penalty_matrix(problem.equality, equality_penalty, problem.variable_count());
     build_pattern(problem.hessian, penalty);
     base_values_.assign(matrix_.lower.row_idx.size(), 0.0);
@@ -194,7 +184,7 @@ void NewtonMatrix::record_factorization(double seconds) {
 }
 
 SymmetricCscMatrix equality_penalty_matrix(const CscMatrix& equality, double penalty, Index n) {
-  const CscMatrix rows = rows_of(equality, n);
+  const CscMatrix rows = constraint_rows(equality, n);
   linalg::Triplets entries;
   for (Index row = 0; row < rows.cols; ++row) {
     for_each_outer_product_entry(rows, row, [&](Index i, Index j, double product) {

@@ -32,17 +32,6 @@ std::string scientific(double value) {
   return text;
 }
 
-/// The rows of a constraint matrix as the columns of its transpose (an n×0 matrix for none).
-CscMatrix rows_of(const CscMatrix& a, Index n) {
-  if (a.rows == 0) {
-    CscMatrix empty;
-    empty.rows = n;
-    empty.col_ptr.assign(1, 0);
-    return empty;
-  }
-  return linalg::transpose(a);
-}
-
 /// A row held as an equality through its multiplier (not by fixing a column).
 struct GeneralRow {
   bool equality = false;
@@ -62,8 +51,8 @@ class PrimalDualActiveSet {
         analysis_(analysis),
         stats_(stats),
         n_(problem.variable_count()),
-        inequality_rows_(rows_of(problem.inequality, n_)),
-        equality_rows_(rows_of(problem.equality, n_)),
+        inequality_rows_(constraint_rows(problem.inequality, n_)),
+        equality_rows_(constraint_rows(problem.equality, n_)),
         matrix_(problem.hessian),
         fixing_row_(static_cast<std::size_t>(n_), -1) {
     const Index q = problem.inequality_count();

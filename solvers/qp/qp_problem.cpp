@@ -97,6 +97,15 @@ void constraint_multiply(const CscMatrix& a, std::span<const double> x, std::spa
   linalg::multiply(a, x, out);
 }
 
+linalg::CscMatrix constraint_rows(const CscMatrix& a, Index n) {
+  if (has_no_rows(a)) {
+    CscMatrix empty;
+    empty.rows = n;
+    return empty;
+  }
+  return linalg::transpose(a);
+}
+
 void constraint_multiply_transposed(const CscMatrix& a, std::span<const double> y, std::span<double> out) {
   std::fill(out.begin(), out.end(), 0.0);
   if (has_no_rows(a)) return;

@@ -76,6 +76,9 @@ KktResiduals kkt_residuals(const QpProblem& problem, std::span<const double> x, 
 /// out = A·x, for a constraint matrix of a problem (E or C, rows × n); a matrix without rows,
 /// default-constructed ones included, leaves the empty `out` alone.
 void constraint_multiply(const linalg::CscMatrix& a, std::span<const double> x, std::span<double> out);
+/// The rows of a constraint matrix (E or C) as the columns of its transpose: an n × rows CSC
+/// matrix, n × 0 for a matrix without rows (default-constructed ones included).
+linalg::CscMatrix constraint_rows(const linalg::CscMatrix& a, Index n);
 /// out = Aᵀ·y (size n) for a constraint matrix; zeros when A has no rows.
 void constraint_multiply_transposed(const linalg::CscMatrix& a, std::span<const double> y,
                                     std::span<double> out);
