@@ -316,28 +316,19 @@ solvers::qp::InteriorPointResult ClothSimulation::solve_qp(const solvers::qp::Qp
                                                            const ClothConstraints& rows, ClothStepStats& stats) {
   solvers::qp::InteriorPointResult result;
   bool solved = false;
-  if (options_.active_set_first && active_set_skips_ > 0) {
-    --active_set_skips_;
-  } else if (options_.active_set_first) {
-    // A guess (a partial refactorization) costs about half an interior point iteration (a full
-    // one): past half the iterations the interior point method took last, a QP that has not
-    // settled is cheaper to hand over. Counted, not timed, so that runs repeat exactly.
+  if (options_.active_set_first) {
+    // A guess (a partial refactorization and a solve) costs a third to a half of an interior
+    // point iteration (a full factorization, more right-hand sides): up to twice the
+    // iterations the interior point method took last, a QP that has not settled is left to it
+    // at a cost of at most its own. Counted, not timed, so that runs repeat exactly.
     if (interior_point_iterations_ > 0) {
       const int most = options_.active_set.max_iterations;
-      active_set_solver_.set_max_iterations(std::clamp(interior_point_iterations_ / 2, std::min(3, most), most));
+      active_set_solver_.set_max_iterations(std::clamp(2 * interior_point_iterations_, std::min(10, most), most));
     }
     result.solution = active_set_solver_.solve(problem, guess_active_rows(rows));
     stats.qp_iterations += result.solution.iterations;
     solved = result.solution.status == solvers::qp::QpStatus::optimal;
-    // After a QP it could not settle, the next ones are likely alike (a cloth sliding over a
-    // wire): it sits out 1, 2, 4 then 8 QPs while it keeps failing.
-    if (solved) {
-      ++stats.active_set_solves;
-      active_set_backoff_ = 1;
-    } else {
-      active_set_skips_ = active_set_backoff_;
-      active_set_backoff_ = std::min(2 * active_set_backoff_, 8);
-    }
+    if (solved) ++stats.active_set_solves;
   }
   if (!solved) {
     result = solvers::qp::solve_interior_point(problem, options_.qp);

@@ -50,12 +50,11 @@ struct ClothSimulationOptions {
   /// step (matched by vertex, kind, obstacle and normal): the contact set changes little from
   /// step to step, and a settled guess costs one factorization and a few partial
   /// refactorizations against the interior point method's 12–17 factorizations. When it does
-  /// not settle (it can cycle on the area rows of EOL vertices), the interior point method
-  /// solves the QP, and the active set method sits out the next QPs (1, 2, 4, then 8 while it
-  /// keeps failing); it also hands over after half as many guesses as the last interior point
-  /// solve took iterations. Off: the interior point method always.
+  /// not settle within twice as many guesses as the last interior point solve took iterations
+  /// (10 to active_set.max_iterations), the interior point method solves the QP. Off: the
+  /// interior point method always.
   bool active_set_first = true;
-  solvers::qp::PrimalDualActiveSetOptions active_set{.acceptable_tolerance = 1e-6};
+  solvers::qp::PrimalDualActiveSetOptions active_set{.max_iterations = 30, .acceptable_tolerance = 1e-6};
   /// δ relative to H's largest entry, added to H's diagonal (a proximal term ½δ‖q̇‖²): EOL
   /// makes H only semi-definite (a vertex's material velocity along its feature carries no
   /// inertia), and on such a QP both methods can fail where the strictly convex one is easy —
@@ -174,8 +173,6 @@ class ClothSimulation {
   ClothStepAssembler assembler_;  ///< keeps the matrix pattern while the mesh does not change
   solvers::qp::PrimalDualActiveSetSolver active_set_solver_;  ///< keeps H's analysis while the mesh does not change
   std::vector<RowKey> previous_active_rows_;  ///< sorted: the rows active in the last solved QP, both keys
-  int active_set_skips_ = 0;    ///< QPs the active set method sits out before it is tried again
-  int active_set_backoff_ = 1;  ///< how many it sits out after its next failure
   int interior_point_iterations_ = 0;  ///< of the last interior point solve (the active set's guess budget)
   solvers::qp::QpProblem last_problem_;
   ClothConstraints last_constraints_;

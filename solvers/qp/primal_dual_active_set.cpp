@@ -86,31 +86,31 @@ class PrimalDualActiveSet {
     return true;
   }
 
-  /// The next guess from a solution of this one (the update of the file comment); returns how
-  /// many rows entered or left. `cautious` (after cycling): while some row is violated, rows
-  /// only enter; once none is, the held rows with negative multipliers leave.
-  Index update(std::vector<char>& active, const QpSolution& solution, bool cautious) const {
+  /// The infeasibilities of a solution of guess `active`: a held row with a negative
+  /// multiplier, a violated row outside W; one flag per row in `switches`, their number
+  /// returned. Rows in W the last solve could not hold (dependent, or a looser bound on a fixed
+  /// column) stay in W while violated and leave it when satisfied — bookkeeping that changes
+  /// no solution.
+  Index find_switches(std::vector<char>& active, const QpSolution& solution, std::vector<char>& switches) const {
     std::vector<double> cx(static_cast<std::size_t>(problem_.inequality_count()));
     constraint_multiply(problem_.inequality, solution.x, cx);
-    std::vector<char> violated(cx.size(), 0);
-    bool any_violated = false;
+    switches.assign(cx.size(), 0);
+    Index infeasible = 0;
     for (std::size_t i = 0; i < cx.size(); ++i) {
-      if (held_[i]) continue;
-      violated[i] = cx[i] - problem_.inequality_rhs[i] < -options_.feasibility_tolerance * feasibility_scale(i, solution.x);
-      any_violated = any_violated || violated[i];
-    }
-    Index flips = 0;
-    for (std::size_t i = 0; i < cx.size(); ++i) {
-      bool next;
-      if (cautious && any_violated) {
-        next = active[i] || violated[i];
+      if (held_[i]) {
+        switches[i] = solution.inequality_multipliers[i] < 0.0;
       } else {
-        next = held_[i] ? solution.inequality_multipliers[i] >= 0.0 : static_cast<bool>(violated[i]);
+        const bool violated =
+            cx[i] - problem_.inequality_rhs[i] < -options_.feasibility_tolerance * feasibility_scale(i, solution.x);
+        if (active[i]) {
+          active[i] = violated ? 1 : 0;
+          continue;
+        }
+        switches[i] = violated;
       }
-      if (next != static_cast<bool>(active[i])) ++flips;
-      active[i] = next ? 1 : 0;
+      infeasible += switches[i];
     }
-    return flips;
+    return infeasible;
   }
 
  private:
@@ -438,9 +438,15 @@ QpSolution PrimalDualActiveSetSolver::solve(const QpProblem& problem, std::span<
   // it is within acceptable_tolerance (a row flipping in and out of a degenerate QP).
   std::optional<QpSolution> best;
   double best_residual = std::numeric_limits<double>::infinity();
-  Index fewest_flips = static_cast<Index>(q) + 1;
-  int stalled = 0;
-  bool cautious = false;
+  // The safeguard of block principal pivoting (Júdice & Pires, Comput. Oper. Res. 21(5), 1994):
+  // every infeasibility switches while their number falls below its least so far (and for
+  // stall_iterations guesses more); when it does not, only the ones of the largest row
+  // indices switch, half as many each time, down to one — Murty's single-index rule, which
+  // ends for a positive definite H, where the full switch alone cycles on contact QPs.
+  Index fewest = static_cast<Index>(q) + 1;
+  int full_switches_left = options.stall_iterations;
+  std::vector<char> switches;
+  std::size_t switch_limit = q;
   while (figures.iterations < options.max_iterations) {
     ++figures.iterations;
     std::string message;
@@ -449,9 +455,9 @@ QpSolution PrimalDualActiveSetSolver::solve(const QpProblem& problem, std::span<
       solution.message = message;
       break;
     }
-    const Index flips = method.update(active, solution, cautious);
+    const Index infeasible = method.find_switches(active, solution, switches);
     const double residual = kkt_residuals(problem, solution).worst();
-    if (flips == 0 && residual <= options.tolerance) {
+    if (infeasible == 0 && residual <= options.tolerance) {
       solution.status = QpStatus::optimal;
       break;
     }
@@ -459,22 +465,27 @@ QpSolution PrimalDualActiveSetSolver::solve(const QpProblem& problem, std::span<
       best = solution;
       best_residual = residual;
     }
-    if (flips == 0) {
+    if (infeasible == 0) {
       solution.status = QpStatus::numerical_failure;
       solution.message = "the active set settled but the worst scaled KKT residual is " + scientific(residual);
       break;
     }
-    stalled = flips < fewest_flips ? 0 : stalled + 1;
-    fewest_flips = std::min(fewest_flips, flips);
-    if (stalled >= options.stall_iterations && !cautious) {
-      cautious = true;  // cycling: add rows until feasible, then drop (update())
-      stalled = 0;
-      fewest_flips = static_cast<Index>(q) + 1;
-    } else if (stalled >= options.stall_iterations) {
-      solution.message = "the active set cycles: " + std::to_string(flips) + " rows changed at iteration " +
-                         std::to_string(figures.iterations);
-      break;
+    if (infeasible < fewest) {
+      fewest = infeasible;
+      full_switches_left = options.stall_iterations;
+      switch_limit = q;
+    } else if (full_switches_left > 0) {
+      --full_switches_left;
+    } else {
+      switch_limit = std::max<std::size_t>(1, std::min(switch_limit, static_cast<std::size_t>(infeasible)) / 2);
     }
+    std::size_t switched = 0;
+    for (std::size_t i = q; i-- > 0 && switched < switch_limit;) {
+      if (!switches[i]) continue;
+      active[i] ^= 1;
+      ++switched;
+    }
+    if (switched < static_cast<std::size_t>(infeasible)) ++figures.partial_switches;
   }
   if (solution.status == QpStatus::iteration_limit && solution.message.empty()) {
     solution.message = "the active set did not settle in " + std::to_string(options.max_iterations) + " iterations";

@@ -14,8 +14,10 @@
 // kkt_residuals before it is reported optimal). On contact QPs it needs a handful of solves where
 // the interior point method needs 12–17 factorizations (docs/benchmarks.md, issue 20), fewer
 // still from the previous time step's active set. Its convergence is guaranteed only for
-// M-matrix-like problems: it can cycle — it then turns cautious (stall_iterations) and gives up
-// early (iteration_limit) — so callers keep the interior point method as the fallback.
+// M-matrix-like problems: the full switch can cycle. When the number of infeasibilities stops
+// falling, fewer rows switch (stall_iterations), down to one at a time — finite for bound rows and
+// a positive definite H, but possibly slow — so callers set max_iterations and keep the interior point
+// method as the fallback.
 //
 // Linear algebra: an active bound row fixes its column, x_j = cᵢ/Cᵢⱼ; the matrix of the
 // equality-constrained QP is H with the fixed columns and rows replaced by the identity scaled by
@@ -45,11 +47,13 @@ struct PrimalDualActiveSetOptions {
   /// costs a partial refactorization and a solve, a tenth to a twentieth of the interior point
   /// method.
   int max_iterations = 10;
-  /// When the number of rows entering or leaving W has not fallen below its smallest so far for
-  /// this many iterations (cycling), the update turns cautious — while a row is violated rows
-  /// only enter, then the held rows with negative multipliers leave —; when that stalls too,
-  /// the method gives up.
-  int stall_iterations = 3;
+  /// Every infeasibility (a held row with z < 0, a violated row outside W) switches while
+  /// their number falls below its least so far, and for this many guesses more; past that,
+  /// half as many as before switch each time, those of the largest row indices, down to one
+  /// (Júdice & Pires' block principal pivoting with Murty's rule, finite for bound rows
+  /// and a positive definite H). 0: halve at once — on EDGE cloth's QPs the full switch after a setback
+  /// mostly cycles (docs/benchmarks.md, issue 20).
+  int stall_iterations = 0;
   /// A row outside W enters when (Cx − c)ᵢ < −feasibility_tolerance·(1 + |cᵢ| + Σⱼ|Cᵢⱼxⱼ|).
   double feasibility_tolerance = 1e-12;
   /// Optimal only if the worst scaled KKT residual (kkt_residuals) is below this.
@@ -68,6 +72,7 @@ struct PrimalDualActiveSetOptions {
 
 struct PrimalDualActiveSetStats {
   int iterations = 0;            ///< guesses solved
+  int partial_switches = 0;      ///< guesses after which only some infeasibilities switched (the safeguard)
   Index changed_columns = 0;     ///< columns refactorized for a changed status, summed (not the first)
   double analyze_seconds = 0.0;  ///< symbolic analysis of H's pattern (0 when reused)
   bool reused_analysis = false;  ///< the solver's analysis of an earlier, same-pattern H served
