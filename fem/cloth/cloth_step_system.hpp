@@ -15,9 +15,10 @@
 // M̃ is symmetric positive semi-definite, not definite: at an EOL vertex the motion ẋ = F Ẋ moves
 // no material (§2.5.2), so M has a null space there; the QP's EOL constraints remove it.
 //
-// Assembly goes through triplets → CSC once per mesh; while the triangles and the EOL flags stay
-// the same (between remeshings) a ClothStepAssembler keeps the pattern and the position of every
-// element entry in it and only refills the values.
+// The matrix pattern is written once per mesh from the vertex graph (every DOF of a vertex
+// couples with every DOF of the vertices it shares a triangle or hinge with); while the
+// triangles and the EOL flags stay the same (between remeshings) a ClothStepAssembler keeps the
+// pattern and the position of every element entry in it and only refills the values.
 #include <span>
 #include <vector>
 
@@ -79,7 +80,6 @@ class ClothStepAssembler {
 
   [[nodiscard]] bool same_mesh(const ClothMesh& cloth) const;
   void rebuild_topology(const ClothMesh& cloth);
-  void finish_pattern(ElementPass& pass);
 
   ClothStepSystem system_;
   std::vector<Index> mesh_triangles_;

@@ -8,7 +8,12 @@
 #include <cmath>
 #include <iostream>
 #include <random>
+#include <set>
+#include <span>
+#include <utility>
+#include <vector>
 
+#include "fem/cloth/bending.hpp"
 #include "fem/cloth/cloth_step_system.hpp"
 #include "fem/cloth/membrane.hpp"
 #include "fem/materials/symmetric_eigensystem.hpp"
@@ -201,6 +206,45 @@ TEST(ClothStepSystem, MatrixAndForcesMatchTheDenseReference) {
       EXPECT_NEAR(system.rhs[k], momentum[k] + options.time_step * ref.forces[k], 1e-13 * (1.0 + std::abs(momentum[k])));
     }
   }
+}
+
+// The pattern holds exactly the DOF pairs of vertices that share a triangle or a hinge (the
+// elements' dense blocks): counted here from the vertex pairs, against the assembler's pattern
+// written from its own vertex graph.
+TEST(ClothStepSystem, ThePatternIsTheElementBlocks) {
+  const ClothMesh cloth = test_cloth(true);
+  const ClothStepSystem system = assemble_cloth_step(cloth, {}, {});
+  std::set<std::pair<Index, Index>> pairs;
+  const auto add_element = [&](std::span<const Index> vertices) {
+    for (const Index v : vertices) {
+      for (const Index w : vertices) pairs.insert({v, w});
+    }
+  };
+  for (std::size_t t = 0; t < cloth.triangles.size(); t += 3) add_element({&cloth.triangles[t], 3});
+  for (const BendingHinge& hinge : bending_hinges(cloth)) add_element(hinge.vertices);
+  std::set<std::pair<Index, Index>> expected;  // (row, col), row ≥ col
+  for (const auto& [v, w] : pairs) {
+    std::vector<Index> dofs_v{3 * v, 3 * v + 1, 3 * v + 2}, dofs_w{3 * w, 3 * w + 1, 3 * w + 2};
+    for (Index c = 0; system.dofs.is_eulerian(v) && c < 2; ++c) dofs_v.push_back(system.dofs.eulerian_offset[static_cast<std::size_t>(v)] + c);
+    for (Index c = 0; system.dofs.is_eulerian(w) && c < 2; ++c) dofs_w.push_back(system.dofs.eulerian_offset[static_cast<std::size_t>(w)] + c);
+    for (const Index r : dofs_v) {
+      for (const Index c : dofs_w) {
+        if (r >= c) expected.insert({r, c});
+      }
+    }
+  }
+  std::set<std::pair<Index, Index>> stored;
+  const linalg::CscMatrix& lower = system.matrix.lower;
+  for (Index c = 0; c < lower.cols; ++c) {
+    for (auto k = lower.col_ptr[static_cast<std::size_t>(c)]; k < lower.col_ptr[static_cast<std::size_t>(c) + 1]; ++k) {
+      if (k > lower.col_ptr[static_cast<std::size_t>(c)]) {
+        EXPECT_LT(lower.row_idx[static_cast<std::size_t>(k) - 1], lower.row_idx[static_cast<std::size_t>(k)]) << "column " << c;
+      }
+      stored.insert({lower.row_idx[static_cast<std::size_t>(k)], c});
+    }
+  }
+  EXPECT_EQ(static_cast<std::size_t>(lower.nnz()), stored.size());
+  EXPECT_EQ(stored, expected);
 }
 
 TEST(ClothStepSystem, MatrixIsPsdWithEolVerticesAndPdWithout) {
