@@ -211,6 +211,7 @@ ClothStepStats ClothSimulation::step() {
     // q ← q + h q̇, both coordinates (eq. 2.12's last line).
     for (std::size_t i = 0; i < cloth_.positions.size(); ++i) cloth_.positions[i] += h * cloth_.velocities[i];
     advance_material_coordinates();
+    for (PlacedRow& place : previous_active_places_) place.position = cloth_.position(place.vertex);
     time_ += h;
     stats.released = settle_feature_vertices(rows, velocities);
   }
@@ -273,28 +274,70 @@ void ClothSimulation::add_proximal_term(solvers::qp::QpProblem& problem) const {
   }
 }
 
-ClothSimulation::RowKey ClothSimulation::key_of(const ClothConstraints& rows, std::size_t row, bool by_material) const {
+ClothSimulation::RowKey ClothSimulation::key_of(const ClothConstraints& rows, std::size_t row) const {
   const Vec3& n = rows.inequality_normal[row];
   const auto v = static_cast<std::size_t>(rows.inequality_vertex[row]);
-  const std::array<double, 2> vertex =
-      by_material ? std::array<double, 2>{cloth_.material[2 * v], cloth_.material[2 * v + 1]}
-                  : std::array<double, 2>{static_cast<double>(v), -1.0};
-  return {vertex, rows.inequality_kind[row], rows.inequality_obstacle[row],
+  return {{cloth_.material[2 * v], cloth_.material[2 * v + 1]},
+          rows.inequality_kind[row],
+          rows.inequality_obstacle[row],
           {static_cast<int>(std::lround(1e3 * n[0])), static_cast<int>(std::lround(1e3 * n[1])),
            static_cast<int>(std::lround(1e3 * n[2]))}};
 }
 
+namespace {
+
+/// s = C q̇ − c for every inequality row.
+std::vector<double> inequality_slacks(const ClothConstraints& rows, std::span<const double> velocities) {
+  std::vector<double> slack(rows.inequality_rhs.size());
+  solvers::qp::constraint_multiply(rows.inequality, velocities, slack);
+  for (std::size_t i = 0; i < slack.size(); ++i) slack[i] -= rows.inequality_rhs[i];
+  return slack;
+}
+
+/// Per vertex: a quarter of its shortest incident edge in the world (∞ for a vertex of no
+/// triangle) — how far an earlier active row may lie from it and still be its own.
+std::vector<double> matching_radii(const ClothMesh& cloth) {
+  std::vector<double> radius(static_cast<std::size_t>(cloth.vertex_count()), std::numeric_limits<double>::infinity());
+  for (std::size_t t = 0; t < cloth.triangles.size(); t += 3) {
+    for (std::size_t k = 0; k < 3; ++k) {
+      const Index v = cloth.triangles[t + k], w = cloth.triangles[t + (k + 1) % 3];
+      const double quarter = 0.25 * norm(cloth.position(v) - cloth.position(w));
+      for (const Index u : {v, w}) radius[static_cast<std::size_t>(u)] = std::min(radius[static_cast<std::size_t>(u)], quarter);
+    }
+  }
+  return radius;
+}
+
+}  // namespace
+
 std::vector<char> ClothSimulation::guess_active_rows(const ClothConstraints& rows) const {
-  // Contact rows only: a vertex's area rows (one per triangle around it) share a key.
+  // Contact rows only: a vertex's area rows (one per triangle around it) share a key. A row is
+  // guessed active when the cloth's current velocities — the last step's answer, the best
+  // guess of this one's — violate it (a contact closing in), or when it was active in the last
+  // solved QP. A Lagrangian vertex is known by its material coordinates, which never change
+  // (remeshing renumbers vertices); an EOL vertex's slide, but it stays on its feature in the
+  // world, so it is known by its world position, within a quarter of its shortest edge. On
+  // EDGE-EOL the two cut the guesses a QP takes from 6.0 to 4.3 (docs/benchmarks.md, issue 20).
   std::vector<char> guess(rows.inequality_rhs.size(), 0);
-  const auto was_active = [&](const RowKey& key) {
-    return std::binary_search(previous_active_rows_.begin(), previous_active_rows_.end(), key);
-  };
+  const std::vector<double> slack = inequality_slacks(rows, gather_velocities(cloth_, ClothDofs::of(cloth_)));
+  std::vector<double> radius;
   for (std::size_t i = 0; i < guess.size(); ++i) {
     const RowKind kind = rows.inequality_kind[i];
     if (kind != RowKind::face_contact && kind != RowKind::feature_normal) continue;
-    const bool eulerian = cloth_.is_eulerian(rows.inequality_vertex[i]);
-    guess[i] = was_active(key_of(rows, i, !eulerian)) ? 1 : 0;
+    const Index v = rows.inequality_vertex[i];
+    const RowKey key = key_of(rows, i);
+    if (slack[i] < 0.0) {
+      guess[i] = 1;
+    } else if (!cloth_.is_eulerian(v)) {
+      guess[i] = std::binary_search(previous_active_rows_.begin(), previous_active_rows_.end(), key) ? 1 : 0;
+    } else {
+      if (radius.empty()) radius = matching_radii(cloth_);
+      const Vec3 x = cloth_.position(v);
+      guess[i] = std::any_of(previous_active_places_.begin(), previous_active_places_.end(), [&](const PlacedRow& place) {
+        return place.kind == key.kind && place.obstacle == key.obstacle && place.normal == key.normal &&
+               norm(place.position - x) <= radius[static_cast<std::size_t>(v)];
+      }) ? 1 : 0;
+    }
   }
   return guess;
 }
@@ -304,10 +347,13 @@ void ClothSimulation::remember_active_rows(const ClothConstraints& rows, const s
   const std::vector<double>& z = solution.inequality_multipliers;
   const double threshold = 1e-6 * linalg::max_abs(z);
   previous_active_rows_.clear();
+  previous_active_places_.clear();
   for (std::size_t i = 0; i < z.size(); ++i) {
     if (!(z[i] > threshold)) continue;
-    previous_active_rows_.push_back(key_of(rows, i, true));
-    previous_active_rows_.push_back(key_of(rows, i, false));
+    const RowKey key = key_of(rows, i);
+    previous_active_rows_.push_back(key);
+    const Index v = rows.inequality_vertex[i];  // its position is refreshed when the step ends
+    previous_active_places_.push_back({key.kind, key.obstacle, key.normal, v, cloth_.position(v)});
   }
   std::sort(previous_active_rows_.begin(), previous_active_rows_.end());
 }
@@ -359,18 +405,6 @@ std::vector<double> ClothSimulation::world_velocities() const {
   const ClothDofs dofs = ClothDofs::of(cloth_);
   return world_velocities_of(gather_velocities(cloth_, dofs), dofs);
 }
-
-namespace {
-
-/// s = C q̇ − c for every inequality row.
-std::vector<double> inequality_slacks(const ClothConstraints& rows, std::span<const double> velocities) {
-  std::vector<double> slack(rows.inequality_rhs.size());
-  solvers::qp::constraint_multiply(rows.inequality, velocities, slack);
-  for (std::size_t i = 0; i < slack.size(); ++i) slack[i] -= rows.inequality_rhs[i];
-  return slack;
-}
-
-}  // namespace
 
 void ClothSimulation::clamp_into_domain() {
   // The QP's domain rows keep X inside to first order; a rounding-level overshoot of the

@@ -154,10 +154,9 @@ class ClothSimulation {
   /// ẋʷ (eq. 2.2) of every vertex for generalized velocities q̇ numbered by `dofs`.
   [[nodiscard]] std::vector<double> world_velocities_of(std::span<const double> velocities, const ClothDofs& dofs) const;
 
-  /// What identifies a constraint row from one step to the next, for the active set's guess:
-  /// its vertex by material coordinates (remeshing renumbers vertices; a Lagrangian vertex's
-  /// material coordinates never change) or, for an EOL vertex, whose material coordinates
-  /// slide, by index ({index, −1}).
+  /// What identifies a constraint row of a Lagrangian vertex from one step to the next, for
+  /// the active set's guess: its vertex by material coordinates (remeshing renumbers vertices;
+  /// a Lagrangian vertex's material coordinates never change), kind, obstacle and normal.
   struct RowKey {
     std::array<double, 2> vertex;
     RowKind kind;
@@ -165,14 +164,24 @@ class ClothSimulation {
     std::array<int, 3> normal;  ///< the world normal in thousandths
     auto operator<=>(const RowKey&) const = default;
   };
-  [[nodiscard]] RowKey key_of(const ClothConstraints& rows, std::size_t row, bool by_material) const;
+  /// An active row by its vertex's world position at the end of its step: an EOL vertex
+  /// slides in material space but stays on its feature in the world.
+  struct PlacedRow {
+    RowKind kind;
+    int obstacle;
+    std::array<int, 3> normal;
+    Index vertex;  ///< numbered as in its step (remeshing renumbers)
+    Vec3 position;
+  };
+  [[nodiscard]] RowKey key_of(const ClothConstraints& rows, std::size_t row) const;
   /// The active set method's guess for `rows`: the contact rows active in the last solved QP.
   [[nodiscard]] std::vector<char> guess_active_rows(const ClothConstraints& rows) const;
   void remember_active_rows(const ClothConstraints& rows, const solvers::qp::QpSolution& solution);
 
   ClothStepAssembler assembler_;  ///< keeps the matrix pattern while the mesh does not change
   solvers::qp::PrimalDualActiveSetSolver active_set_solver_;  ///< keeps H's analysis while the mesh does not change
-  std::vector<RowKey> previous_active_rows_;  ///< sorted: the rows active in the last solved QP, both keys
+  std::vector<RowKey> previous_active_rows_;     ///< sorted: the rows active in the last solved QP
+  std::vector<PlacedRow> previous_active_places_;  ///< the same rows by their vertices' world positions
   int interior_point_iterations_ = 0;  ///< of the last interior point solve (the active set's guess budget)
   solvers::qp::QpProblem last_problem_;
   ClothConstraints last_constraints_;
