@@ -261,16 +261,22 @@ solvers::qp::InteriorPointResult ClothSimulation::solve_velocity_qp(const ClothS
 
 void ClothSimulation::add_proximal_term(solvers::qp::QpProblem& problem) const {
   if (options_.proximal_term <= 0.0) return;
-  const double delta = options_.proximal_term * linalg::max_abs(problem.hessian.lower.values);
   auto& lower = problem.hessian.lower;
+  std::vector<std::size_t> diagonal(static_cast<std::size_t>(problem.variable_count()));
+  double largest = 0.0;
   for (Index j = 0; j < problem.variable_count(); ++j) {
     const auto begin = lower.row_idx.begin() + lower.col_ptr[static_cast<std::size_t>(j)];
     const auto end = lower.row_idx.begin() + lower.col_ptr[static_cast<std::size_t>(j) + 1];
-    const auto diagonal = std::lower_bound(begin, end, j);
-    if (diagonal == end || *diagonal != j) {
+    const auto entry = std::lower_bound(begin, end, j);
+    if (entry == end || *entry != j) {
       throw std::logic_error("cloth: the step QP's Hessian has no diagonal entry in column " + std::to_string(j));
     }
-    lower.values[static_cast<std::size_t>(diagonal - lower.row_idx.begin())] += delta;
+    diagonal[static_cast<std::size_t>(j)] = static_cast<std::size_t>(entry - lower.row_idx.begin());
+    largest = std::max(largest, lower.values[diagonal[static_cast<std::size_t>(j)]]);
+  }
+  // Each column's own scale (a column without curvature takes the largest diagonal's).
+  for (const std::size_t k : diagonal) {
+    lower.values[k] += options_.proximal_term * (lower.values[k] > 0.0 ? lower.values[k] : largest);
   }
 }
 

@@ -55,14 +55,17 @@ struct ClothSimulationOptions {
   /// interior point method always.
   bool active_set_first = true;
   solvers::qp::PrimalDualActiveSetOptions active_set{.max_iterations = 30, .acceptable_tolerance = 1e-6};
-  /// δ relative to H's largest entry, added to H's diagonal (a proximal term ½δ‖q̇‖²): EOL
-  /// makes H only semi-definite (a vertex's material velocity along its feature carries no
-  /// inertia), and on such a QP both methods can fail where the strictly convex one is easy —
-  /// WIRE at one thread, step 242: the interior point method stalled at a residual of 1.4e-4
-  /// and the active set cycled on one contact row; with δ = 1e-12 the active set settled in two
-  /// guesses on an answer meeting the unregularized KKT conditions to 6e-10. It also makes the
-  /// answer unique: the least-norm velocity among the minimizers. 0: off.
-  double proximal_term = 1e-12;
+  /// ε of a proximal term ½Σⱼ εHⱼⱼq̇ⱼ² (H's diagonal scaled by 1 + ε): EOL makes H only
+  /// semi-definite (a vertex's material velocity along its feature carries no inertia), and on
+  /// such a QP both methods can fail where the strictly convex one is easy — WIRE at one
+  /// thread, step 242: the interior point method stalled at a residual of 1.4e-4 and the active
+  /// set cycled on one contact row. It also makes the answer unique. Relative to each column's
+  /// own diagonal, not to H's largest entry: EOL maps stiffness through F (eq. 2.10), and on
+  /// WIRE, where thin material triangles wrap the wire, H's largest entry reached 2e5–2e8 by
+  /// step 80, so ε·max|H| outweighed the vertex masses (~3e-5 kg) and damped the cloth's
+  /// velocities several-fold a step; per column it damps a free vertex by a factor 1 − ε.
+  /// 0: off.
+  double proximal_term = 1e-9;
   /// Solve the QP in per-vertex contact frames with single-vertex equalities eliminated
   /// (fem/cloth/velocity_coordinates.hpp); off: the QP as built, for comparison.
   bool reduce_coordinates = true;

@@ -42,17 +42,18 @@ class Symbolic;
 namespace cholsim::solvers::qp {
 
 struct PrimalDualActiveSetOptions {
-  /// Give up (iteration_limit) after this many guesses: EDGE cloth's QPs settle in 1–8 from the
-  /// previous step's active set, nine in ten of WIRE's that settle within 15 do so in 8; a guess
-  /// costs a partial refactorization and a solve, a tenth to a twentieth of the interior point
-  /// method.
+  /// Give up (iteration_limit) after this many guesses; a guess costs a partial
+  /// refactorization and a solve, a tenth to a twentieth of the interior point method (EDGE
+  /// cloth's QPs settle in 4.3 on average from the previous step's active set, docs/benchmarks.md,
+  /// issue 20).
   int max_iterations = 10;
   /// Every infeasibility (a held row with z < 0, a violated row outside W) switches while
   /// their number falls below its least so far, and for this many guesses more; past that,
-  /// half as many as before switch each time, those of the largest row indices, down to one
-  /// (Júdice & Pires' block principal pivoting with Murty's rule, finite for bound rows
-  /// and a positive definite H). 0: halve at once — on EDGE cloth's QPs the full switch after a setback
-  /// mostly cycles (docs/benchmarks.md, issue 20).
+  /// half as many as before switch each time, those of the largest row indices, down to one,
+  /// and a new least doubles that number again (Júdice & Pires' block principal pivoting with
+  /// Murty's rule, finite for bound rows and a positive definite H). 0: halve at once — on
+  /// EDGE cloth's QPs the full switch after a setback mostly cycles (docs/benchmarks.md,
+  /// issue 20).
   int stall_iterations = 0;
   /// A row outside W enters when (Cx − c)ᵢ < −feasibility_tolerance·(1 + |cᵢ| + Σⱼ|Cᵢⱼxⱼ|).
   double feasibility_tolerance = 1e-12;
