@@ -241,16 +241,13 @@ solvers::qp::InteriorPointResult ClothSimulation::solve_velocity_qp(const ClothS
   solved.equality_rhs = rows.equality_rhs;
   solved.inequality = rows.inequality;
   solved.inequality_rhs = rows.inequality_rhs;
-  if (!options_.reduce_coordinates) {
-    add_proximal_term(solved);
-    return solve_qp(solved, rows, stats);
-  }
+  add_proximal_term(solved, gather_velocities(cloth_, system.dofs));
+  if (!options_.reduce_coordinates) return solve_qp(solved, rows, stats);
   // In per-vertex contact frames with the single-vertex equalities eliminated (q̇ = Ty + q̇₀),
   // a face contact touches one column instead of three: the Schur complement is that much
   // smaller, the active set method sees simple bounds, and the equalities cost nothing. Same
   // solution, same inequality multipliers.
   ReducedVelocityQp reduced = reduce_velocity_qp(solved, system.dofs);
-  add_proximal_term(reduced.problem);
   solvers::qp::InteriorPointResult result = solve_qp(reduced.problem, rows, stats);
   if (result.solution.status == solvers::qp::QpStatus::optimal) {
     result.solution.x = reduced.coordinates.velocities(result.solution.x);
@@ -259,7 +256,7 @@ solvers::qp::InteriorPointResult ClothSimulation::solve_velocity_qp(const ClothS
   return result;
 }
 
-void ClothSimulation::add_proximal_term(solvers::qp::QpProblem& problem) const {
+void ClothSimulation::add_proximal_term(solvers::qp::QpProblem& problem, std::span<const double> centre) const {
   if (options_.proximal_term <= 0.0) return;
   auto& lower = problem.hessian.lower;
   std::vector<std::size_t> diagonal(static_cast<std::size_t>(problem.variable_count()));
@@ -275,8 +272,11 @@ void ClothSimulation::add_proximal_term(solvers::qp::QpProblem& problem) const {
     largest = std::max(largest, lower.values[diagonal[static_cast<std::size_t>(j)]]);
   }
   // Each column's own scale (a column without curvature takes the largest diagonal's).
-  for (const std::size_t k : diagonal) {
-    lower.values[k] += options_.proximal_term * (lower.values[k] > 0.0 ? lower.values[k] : largest);
+  for (std::size_t j = 0; j < diagonal.size(); ++j) {
+    double& entry = lower.values[diagonal[j]];
+    const double delta = options_.proximal_term * (entry > 0.0 ? entry : largest);
+    entry += delta;
+    problem.linear[j] += delta * centre[j];
   }
 }
 

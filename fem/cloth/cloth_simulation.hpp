@@ -11,6 +11,7 @@
 #include <array>
 #include <chrono>
 #include <compare>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -55,15 +56,17 @@ struct ClothSimulationOptions {
   /// interior point method always.
   bool active_set_first = true;
   solvers::qp::PrimalDualActiveSetOptions active_set{.max_iterations = 30, .acceptable_tolerance = 1e-6};
-  /// ε of a proximal term ½Σⱼ εHⱼⱼq̇ⱼ² (H's diagonal scaled by 1 + ε): EOL makes H only
-  /// semi-definite (a vertex's material velocity along its feature carries no inertia), and on
-  /// such a QP both methods can fail where the strictly convex one is easy — WIRE at one
-  /// thread, step 242: the interior point method stalled at a residual of 1.4e-4 and the active
-  /// set cycled on one contact row. It also makes the answer unique. Relative to each column's
-  /// own diagonal, not to H's largest entry: EOL maps stiffness through F (eq. 2.10), and on
-  /// WIRE, where thin material triangles wrap the wire, H's largest entry reached 2e5–2e8 by
-  /// step 80, so ε·max|H| outweighed the vertex masses (~3e-5 kg) and damped the cloth's
-  /// velocities several-fold a step; per column it damps a free vertex by a factor 1 − ε.
+  /// ε of a proximal term ½Σⱼ εHⱼⱼ(q̇ⱼ − q̇ⱼᵏ)² about the velocities at the step's start: EOL
+  /// makes H only semi-definite (a vertex's material velocity along its feature carries no
+  /// inertia), and on such a QP both methods can fail where the strictly convex one is easy —
+  /// WIRE at one thread, step 242: the interior point method stalled at a residual of 1.4e-4 and
+  /// the active set cycled on one contact row. It also makes the answer unique. Relative to
+  /// each column's own diagonal: EOL maps stiffness through F (eq. 2.10), and on WIRE, where
+  /// thin material triangles wrap the wire, H's largest entry reached 2e5–2e8 by step 80 (the
+  /// vertex masses are ~3e-5 kg). About q̇ᵏ, not zero: a term about zero damps every velocity
+  /// by δ/(m + δ) a step — with δ = 1e-12·max|H|, as it was, the WIRE cloth lost most of its
+  /// velocity each step from step 80 on. About q̇ᵏ it dissipates nothing; it adds εHⱼⱼ of
+  /// inertia to a column, a relative change of ε(1 + h²Kⱼⱼ/mⱼ) ≈ 30ε on the scenes' cloth.
   /// 0: off.
   double proximal_term = 1e-9;
   /// Solve the QP in per-vertex contact frames with single-vertex equalities eliminated
@@ -142,8 +145,8 @@ class ClothSimulation {
                                                                    const ClothConstraints& rows,
                                                                    solvers::qp::QpProblem& solved,
                                                                    ClothStepStats& stats);
-  /// Adds the proximal term (options) to the diagonal of the QP's H.
-  void add_proximal_term(solvers::qp::QpProblem& problem) const;
+  /// Adds the proximal term (options) about `centre` (q̇ at the step's start) to the QP.
+  void add_proximal_term(solvers::qp::QpProblem& problem, std::span<const double> centre) const;
   /// solve_velocity_qp's solver choice on the QP as it is solved: the active set method from
   /// the previous step's active rows, the interior point method when it does not settle.
   [[nodiscard]] solvers::qp::InteriorPointResult solve_qp(const solvers::qp::QpProblem& problem,
