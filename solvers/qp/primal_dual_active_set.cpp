@@ -409,6 +409,50 @@ class PrimalDualActiveSet {
   double regularization_ = 0.0;  ///< δ on the free columns' diagonal, once a guess needed it
 };
 
+// The safeguard of block principal pivoting (Júdice & Pires, Comput. Oper. Res. 21(5), 1994):
+// every infeasibility switches until their number stops falling below its least so far (and
+// stall_iterations guesses more); then only the ones of the largest row indices switch, half as
+// many each time, down to one — Murty's single-index rule, which ends for a positive definite
+// H, where the full switch alone cycles on contact QPs. A new least doubles the limit rather
+// than lifting it: once a QP has shown it is no M-matrix, the full switch mostly sends the
+// count back up (EDGE cloth: 14 → 8 fallbacks over four meshes).
+class BlockPivotingSafeguard {
+ public:
+  BlockPivotingSafeguard(std::size_t rows, int stall_iterations)
+      : limit_(rows), rows_(rows), fewest_(rows + 1), stall_iterations_(stall_iterations),
+        full_switches_left_(stall_iterations) {}
+
+  /// How many of this guess' `infeasible` rows switch.
+  std::size_t limit(std::size_t infeasible) {
+    if (infeasible < fewest_) {
+      fewest_ = infeasible;
+      full_switches_left_ = stall_iterations_;
+      limit_ = std::min(rows_, 2 * limit_);
+    } else if (full_switches_left_ > 0) {
+      --full_switches_left_;
+    } else {
+      limit_ = std::max<std::size_t>(1, std::min(limit_, infeasible) / 2);
+    }
+    return limit_;
+  }
+
+ private:
+  std::size_t limit_, rows_, fewest_;
+  int stall_iterations_, full_switches_left_;
+};
+
+/// Switches (toggles in `active`) the `limit` flagged rows of the largest indices; returns how
+/// many it switched.
+std::size_t switch_last_rows(std::vector<char>& active, const std::vector<char>& switches, std::size_t limit) {
+  std::size_t switched = 0;
+  for (std::size_t i = switches.size(); i-- > 0 && switched < limit;) {
+    if (!switches[i]) continue;
+    active[i] ^= 1;
+    ++switched;
+  }
+  return switched;
+}
+
 }  // namespace
 
 PrimalDualActiveSetSolver::PrimalDualActiveSetSolver(PrimalDualActiveSetOptions options)
@@ -438,17 +482,8 @@ QpSolution PrimalDualActiveSetSolver::solve(const QpProblem& problem, std::span<
   // it is within acceptable_tolerance (a row flipping in and out of a degenerate QP).
   std::optional<QpSolution> best;
   double best_residual = std::numeric_limits<double>::infinity();
-  // The safeguard of block principal pivoting (Júdice & Pires, Comput. Oper. Res. 21(5), 1994):
-  // every infeasibility switches until their number stops falling below its least so far (and
-  // stall_iterations guesses more); then only the ones of the largest row indices switch, half
-  // as many each time, down to one — Murty's single-index rule, which ends for a positive
-  // definite H, where the full switch alone cycles on contact QPs. A new least doubles the
-  // limit rather than lifting it: once a QP has shown it is no M-matrix, the full switch
-  // mostly sends the count back up (EDGE cloth: 14 → 8 fallbacks over four meshes).
-  Index fewest = static_cast<Index>(q) + 1;
-  int full_switches_left = options.stall_iterations;
+  BlockPivotingSafeguard safeguard(q, options.stall_iterations);
   std::vector<char> switches;
-  std::size_t switch_limit = q;
   while (figures.iterations < options.max_iterations) {
     ++figures.iterations;
     std::string message;
@@ -472,22 +507,8 @@ QpSolution PrimalDualActiveSetSolver::solve(const QpProblem& problem, std::span<
       solution.message = "the active set settled but the worst scaled KKT residual is " + scientific(residual);
       break;
     }
-    if (infeasible < fewest) {
-      fewest = infeasible;
-      full_switches_left = options.stall_iterations;
-      switch_limit = std::min(q, 2 * switch_limit);
-    } else if (full_switches_left > 0) {
-      --full_switches_left;
-    } else {
-      switch_limit = std::max<std::size_t>(1, std::min(switch_limit, static_cast<std::size_t>(infeasible)) / 2);
-    }
-    std::size_t switched = 0;
-    for (std::size_t i = q; i-- > 0 && switched < switch_limit;) {
-      if (!switches[i]) continue;
-      active[i] ^= 1;
-      ++switched;
-    }
-    if (switched < static_cast<std::size_t>(infeasible)) ++figures.partial_switches;
+    const auto count = static_cast<std::size_t>(infeasible);
+    if (switch_last_rows(active, switches, safeguard.limit(count)) < count) ++figures.partial_switches;
   }
   if (solution.status == QpStatus::iteration_limit && solution.message.empty()) {
     solution.message = "the active set did not settle in " + std::to_string(options.max_iterations) + " iterations";
