@@ -241,14 +241,15 @@ solvers::qp::InteriorPointResult ClothSimulation::solve_velocity_qp(const ClothS
   solved.equality_rhs = rows.equality_rhs;
   solved.inequality = rows.inequality;
   solved.inequality_rhs = rows.inequality_rhs;
-  add_proximal_term(solved, gather_velocities(cloth_, system.dofs));
-  if (!options_.reduce_coordinates) return solve_qp(solved, rows, stats);
+  const std::vector<double> current = gather_velocities(cloth_, system.dofs);
+  add_proximal_term(solved, current);
+  if (!options_.reduce_coordinates) return solve_qp(solved, rows, current, stats);
   // In per-vertex contact frames with the single-vertex equalities eliminated (q̇ = Ty + q̇₀),
   // a face contact touches one column instead of three: the Schur complement is that much
   // smaller, the active set method sees simple bounds, and the equalities cost nothing. Same
   // solution, same inequality multipliers.
   ReducedVelocityQp reduced = reduce_velocity_qp(solved, system.dofs);
-  solvers::qp::InteriorPointResult result = solve_qp(reduced.problem, rows, stats);
+  solvers::qp::InteriorPointResult result = solve_qp(reduced.problem, rows, current, stats);
   if (result.solution.status == solvers::qp::QpStatus::optimal) {
     result.solution.x = reduced.coordinates.velocities(result.solution.x);
   }
@@ -258,25 +259,23 @@ solvers::qp::InteriorPointResult ClothSimulation::solve_velocity_qp(const ClothS
 
 void ClothSimulation::add_proximal_term(solvers::qp::QpProblem& problem, std::span<const double> centre) const {
   if (options_.proximal_term <= 0.0) return;
+  // In the lower triangle with sorted rows, a column's diagonal entry is its first.
   auto& lower = problem.hessian.lower;
-  std::vector<std::size_t> diagonal(static_cast<std::size_t>(problem.variable_count()));
-  double largest = 0.0;
-  for (Index j = 0; j < problem.variable_count(); ++j) {
-    const auto begin = lower.row_idx.begin() + lower.col_ptr[static_cast<std::size_t>(j)];
-    const auto end = lower.row_idx.begin() + lower.col_ptr[static_cast<std::size_t>(j) + 1];
-    const auto entry = std::lower_bound(begin, end, j);
-    if (entry == end || *entry != j) {
+  const auto diagonal = [&](Index j) -> double& {
+    const auto k = static_cast<std::size_t>(lower.col_ptr[static_cast<std::size_t>(j)]);
+    if (k == static_cast<std::size_t>(lower.col_ptr[static_cast<std::size_t>(j) + 1]) || lower.row_idx[k] != j) {
       throw std::logic_error("cloth: the step QP's Hessian has no diagonal entry in column " + std::to_string(j));
     }
-    diagonal[static_cast<std::size_t>(j)] = static_cast<std::size_t>(entry - lower.row_idx.begin());
-    largest = std::max(largest, lower.values[diagonal[static_cast<std::size_t>(j)]]);
-  }
+    return lower.values[k];
+  };
+  double largest = 0.0;
+  for (Index j = 0; j < problem.variable_count(); ++j) largest = std::max(largest, diagonal(j));
   // Each column's own scale (a column without curvature takes the largest diagonal's).
-  for (std::size_t j = 0; j < diagonal.size(); ++j) {
-    double& entry = lower.values[diagonal[j]];
+  for (Index j = 0; j < problem.variable_count(); ++j) {
+    double& entry = diagonal(j);
     const double delta = options_.proximal_term * (entry > 0.0 ? entry : largest);
     entry += delta;
-    problem.linear[j] += delta * centre[j];
+    problem.linear[static_cast<std::size_t>(j)] += delta * centre[static_cast<std::size_t>(j)];
   }
 }
 
@@ -284,10 +283,10 @@ ClothSimulation::RowKey ClothSimulation::key_of(const ClothConstraints& rows, st
   const Vec3& n = rows.inequality_normal[row];
   const auto v = static_cast<std::size_t>(rows.inequality_vertex[row]);
   return {{cloth_.material[2 * v], cloth_.material[2 * v + 1]},
-          rows.inequality_kind[row],
-          rows.inequality_obstacle[row],
-          {static_cast<int>(std::lround(1e3 * n[0])), static_cast<int>(std::lround(1e3 * n[1])),
-           static_cast<int>(std::lround(1e3 * n[2]))}};
+          {rows.inequality_kind[row],
+           rows.inequality_obstacle[row],
+           {static_cast<int>(std::lround(1e3 * n[0])), static_cast<int>(std::lround(1e3 * n[1])),
+            static_cast<int>(std::lround(1e3 * n[2]))}}};
 }
 
 namespace {
@@ -316,7 +315,8 @@ std::vector<double> matching_radii(const ClothMesh& cloth) {
 
 }  // namespace
 
-std::vector<char> ClothSimulation::guess_active_rows(const ClothConstraints& rows) const {
+std::vector<char> ClothSimulation::guess_active_rows(const ClothConstraints& rows,
+                                                     std::span<const double> current) const {
   // Contact rows only: a vertex's area rows (one per triangle around it) share a key. A row is
   // guessed active when the cloth's current velocities — the last step's answer, the best
   // guess of this one's — violate it (a contact closing in), or when it was active in the last
@@ -325,7 +325,7 @@ std::vector<char> ClothSimulation::guess_active_rows(const ClothConstraints& row
   // world, so it is known by its world position, within a quarter of its shortest edge. On
   // EDGE-EOL the two cut the guesses a QP takes from 6.0 to 4.3 (docs/benchmarks.md, issue 20).
   std::vector<char> guess(rows.inequality_rhs.size(), 0);
-  const std::vector<double> slack = inequality_slacks(rows, gather_velocities(cloth_, ClothDofs::of(cloth_)));
+  const std::vector<double> slack = inequality_slacks(rows, current);
   std::vector<double> radius;
   for (std::size_t i = 0; i < guess.size(); ++i) {
     const RowKind kind = rows.inequality_kind[i];
@@ -340,8 +340,7 @@ std::vector<char> ClothSimulation::guess_active_rows(const ClothConstraints& row
       if (radius.empty()) radius = matching_radii(cloth_);
       const Vec3 x = cloth_.position(v);
       guess[i] = std::any_of(previous_active_places_.begin(), previous_active_places_.end(), [&](const PlacedRow& place) {
-        return place.kind == key.kind && place.obstacle == key.obstacle && place.normal == key.normal &&
-               norm(place.position - x) <= radius[static_cast<std::size_t>(v)];
+        return place.type == key.type && norm(place.position - x) <= radius[static_cast<std::size_t>(v)];
       }) ? 1 : 0;
     }
   }
@@ -359,13 +358,14 @@ void ClothSimulation::remember_active_rows(const ClothConstraints& rows, const s
     const RowKey key = key_of(rows, i);
     previous_active_rows_.push_back(key);
     const Index v = rows.inequality_vertex[i];  // its position is refreshed when the step ends
-    previous_active_places_.push_back({key.kind, key.obstacle, key.normal, v, cloth_.position(v)});
+    previous_active_places_.push_back({key.type, v, cloth_.position(v)});
   }
   std::sort(previous_active_rows_.begin(), previous_active_rows_.end());
 }
 
 solvers::qp::InteriorPointResult ClothSimulation::solve_qp(const solvers::qp::QpProblem& problem,
-                                                           const ClothConstraints& rows, ClothStepStats& stats) {
+                                                           const ClothConstraints& rows,
+                                                           std::span<const double> current, ClothStepStats& stats) {
   solvers::qp::InteriorPointResult result;
   bool solved = false;
   if (options_.active_set_first) {
@@ -377,7 +377,7 @@ solvers::qp::InteriorPointResult ClothSimulation::solve_qp(const solvers::qp::Qp
       const int most = options_.active_set.max_iterations;
       active_set_solver_.set_max_iterations(std::clamp(2 * interior_point_iterations_, std::min(10, most), most));
     }
-    result.solution = active_set_solver_.solve(problem, guess_active_rows(rows));
+    result.solution = active_set_solver_.solve(problem, guess_active_rows(rows, current));
     stats.qp_iterations += result.solution.iterations;
     solved = result.solution.status == solvers::qp::QpStatus::optimal;
     if (solved) ++stats.active_set_solves;

@@ -150,7 +150,8 @@ class ClothSimulation {
   /// solve_velocity_qp's solver choice on the QP as it is solved: the active set method from
   /// the previous step's active rows, the interior point method when it does not settle.
   [[nodiscard]] solvers::qp::InteriorPointResult solve_qp(const solvers::qp::QpProblem& problem,
-                                                          const ClothConstraints& rows, ClothStepStats& stats);
+                                                          const ClothConstraints& rows, std::span<const double> current,
+                                                          ClothStepStats& stats);
   void apply_friction(const ClothConstraints& rows, const solvers::qp::QpSolution& solution, const ClothDofs& dofs,
                       std::vector<double>& velocities) const;
   void record_contact_forces(const ClothConstraints& rows, const solvers::qp::QpSolution& solution);
@@ -160,28 +161,32 @@ class ClothSimulation {
   /// ẋʷ (eq. 2.2) of every vertex for generalized velocities q̇ numbered by `dofs`.
   [[nodiscard]] std::vector<double> world_velocities_of(std::span<const double> velocities, const ClothDofs& dofs) const;
 
-  /// What identifies a constraint row of a Lagrangian vertex from one step to the next, for
-  /// the active set's guess: its vertex by material coordinates (remeshing renumbers vertices;
-  /// a Lagrangian vertex's material coordinates never change), kind, obstacle and normal.
-  struct RowKey {
-    std::array<double, 2> vertex;
+  /// What a contact row is, apart from its vertex: kind, obstacle, world normal.
+  struct RowType {
     RowKind kind;
     int obstacle;
     std::array<int, 3> normal;  ///< the world normal in thousandths
+    auto operator<=>(const RowType&) const = default;
+  };
+  /// What identifies a constraint row of a Lagrangian vertex from one step to the next, for
+  /// the active set's guess: its vertex by material coordinates (remeshing renumbers vertices;
+  /// a Lagrangian vertex's material coordinates never change) and its type.
+  struct RowKey {
+    std::array<double, 2> vertex;
+    RowType type;
     auto operator<=>(const RowKey&) const = default;
   };
   /// An active row by its vertex's world position at the end of its step: an EOL vertex
   /// slides in material space but stays on its feature in the world.
   struct PlacedRow {
-    RowKind kind;
-    int obstacle;
-    std::array<int, 3> normal;
+    RowType type;
     Index vertex;  ///< numbered as in its step (remeshing renumbers)
     Vec3 position;
   };
   [[nodiscard]] RowKey key_of(const ClothConstraints& rows, std::size_t row) const;
-  /// The active set method's guess for `rows`: the contact rows active in the last solved QP.
-  [[nodiscard]] std::vector<char> guess_active_rows(const ClothConstraints& rows) const;
+  /// The active set method's guess for `rows`: the contact rows active in the last solved QP
+  /// and those the velocities `current` (q̇ at the step's start) violate.
+  [[nodiscard]] std::vector<char> guess_active_rows(const ClothConstraints& rows, std::span<const double> current) const;
   void remember_active_rows(const ClothConstraints& rows, const solvers::qp::QpSolution& solution);
 
   ClothStepAssembler assembler_;  ///< keeps the matrix pattern while the mesh does not change

@@ -293,7 +293,8 @@ linalg::SymmetricCscMatrix step_matrix_pattern(const VertexNeighbors& neighbors,
     for (Index c = 0; c < 3; ++c) {
       const Index column = ClothDofs::lagrangian_offset(v) + c;
       for (const Index w : neighbors_of(v)) {
-        for (Index r = 0; r < 3 && w >= v; ++r) {
+        if (w < v) continue;  // above the diagonal
+        for (Index r = 0; r < 3; ++r) {
           if (ClothDofs::lagrangian_offset(w) + r >= column) lower.row_idx.push_back(ClothDofs::lagrangian_offset(w) + r);
         }
       }
