@@ -12,8 +12,10 @@
 #include "joints_command.hpp"
 #include "opsplit_command.hpp"
 #include "pd_command.hpp"
+#include "linalg/blas_kernels.hpp"
 
 int main(int argc, char** argv) {
+  cholsim::linalg::use_faster_blas_kernels(argv);  // before OpenBLAS is first used
   using namespace cholsim::apps;
 
   CLI::App app{"cholsim - supernodal sparse Cholesky toolkit"};

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "bench/bench_arguments.hpp"
+#include "linalg/blas_kernels.hpp"
 #include "linalg/matrix_market.hpp"
 
 namespace {
@@ -95,6 +96,7 @@ double process_cpu_seconds() {
 }  // namespace
 
 int main(int argc, char** argv) {
+  cholsim::linalg::use_faster_blas_kernels(argv);
   namespace fs = std::filesystem;
   const Arguments arguments =
       bench::parse_command_line("bench_matrix_market", [&] { return parse_arguments(argc, argv); });

@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "bench/bench_arguments.hpp"
+#include "linalg/blas_kernels.hpp"
 #include "linalg/polar_decomposition.hpp"
 #include "linalg/polar_decomposition_batch.hpp"
 #include "linalg/small_matrix.hpp"
@@ -95,6 +96,7 @@ struct ApdRun {
 }  // namespace
 
 int main(int argc, char** argv) {
+  cholsim::linalg::use_faster_blas_kernels(argv);
   const Arguments arguments =
       bench::parse_command_line("bench_rotation_extraction", [&] { return parse_arguments(argc, argv); });
   const std::size_t count = arguments.count;

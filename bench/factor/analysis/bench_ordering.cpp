@@ -35,6 +35,7 @@
 #include "bench/suitesparse_amd_reference.hpp"
 #include "factor/analysis/column_counts.hpp"
 #include "factor/analysis/minimum_degree.hpp"
+#include "linalg/blas_kernels.hpp"
 #include "linalg/generators.hpp"
 
 namespace {
@@ -247,6 +248,7 @@ void print_tables(const std::vector<Row>& rows, const Options& options) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  cholsim::linalg::use_faster_blas_kernels(argv);
   const Options options = bench::parse_command_line("bench_ordering", [&] { return parse_options(argc, argv); });
   try {
     std::vector<Row> rows;

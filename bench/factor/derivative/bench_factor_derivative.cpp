@@ -41,6 +41,7 @@
 #include "factor/derivative/factor_derivative.hpp"
 #include "factor/numeric/cholesky_factor.hpp"
 #include "linalg/assembly_pattern.hpp"
+#include "linalg/blas_kernels.hpp"
 #include "linalg/element_changes.hpp"
 #include "linalg/generators.hpp"
 #include "linalg/parallel_loops.hpp"
@@ -339,6 +340,7 @@ void print_table(const std::vector<BoxResult>& results) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  cholsim::linalg::use_faster_blas_kernels(argv);
   const Options options =
       bench::parse_command_line("bench_factor_derivative", [&] { return parse_options(argc, argv); });
   try {

@@ -45,6 +45,7 @@
 #include "factor/numeric/cholesky_factor.hpp"
 #include "fem/mesh/tet_mesh.hpp"
 #include "linalg/assembly_pattern.hpp"
+#include "linalg/blas_kernels.hpp"
 #include "linalg/element_changes.hpp"
 #include "linalg/generators.hpp"
 
@@ -369,6 +370,7 @@ nlohmann::ordered_json run_problem(const Problem& p, const Options& o) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  cholsim::linalg::use_faster_blas_kernels(argv);
   try {
     const Options o = parse_options(argc, argv);
     std::string why_not;

@@ -92,6 +92,7 @@
 #include "factor/analysis/column_counts.hpp"
 #include "factor/numeric/cholesky_factor.hpp"
 #include "linalg/blas.hpp"
+#include "linalg/blas_kernels.hpp"
 #include "linalg/blas_threads.hpp"
 #include "linalg/matrix_market.hpp"
 
@@ -1110,6 +1111,7 @@ void write_results_json(const std::string& path, const Options& options, const s
 }  // namespace
 
 int main(int argc, char** argv) {
+  cholsim::linalg::use_faster_blas_kernels(argv);
   const Options options = bench::parse_command_line(kProgram, [&] { return parse_options(argc, argv); });
   try {
     if (options.child) {

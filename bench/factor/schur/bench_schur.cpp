@@ -46,6 +46,7 @@
 #include "factor/schur/schur_low_rank.hpp"
 #include "factor/schur/schur_ordering.hpp"
 #include "factor/schur/schur_system.hpp"
+#include "linalg/blas_kernels.hpp"
 #include "linalg/blas_threads.hpp"
 #include "linalg/generators.hpp"
 
@@ -352,6 +353,7 @@ void run_woodbury_table(const Options& options) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  cholsim::linalg::use_faster_blas_kernels(argv);
   const Options options = cholsim::bench::parse_command_line("bench_schur", [&] { return parse_options(argc, argv); });
   linalg::set_blas_threads(options.threads);
   if (!options.woodbury_sizes.empty()) {

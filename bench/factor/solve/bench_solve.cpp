@@ -41,6 +41,7 @@
 #include "factor/solve/supernodal_solve_tiled.hpp"
 #include "fem/elements/elastic_body.hpp"
 #include "fem/opsplit/operator_splitting.hpp"
+#include "linalg/blas_kernels.hpp"
 #include "linalg/blas_threads.hpp"
 #include "linalg/generators.hpp"
 
@@ -425,6 +426,7 @@ Settings parse(int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  cholsim::linalg::use_faster_blas_kernels(argv);
   Settings settings = bench::parse_command_line("bench_solve", [&] { return parse(argc, argv); });
   std::string why_no_gpu;
   if (settings.gpu && !factor::gpu_available(&why_no_gpu)) settings.gpu = false;

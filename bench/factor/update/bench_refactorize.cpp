@@ -37,6 +37,7 @@
 #include "factor/update/update_scheduling.hpp"
 #include "fem/mesh/tet_mesh.hpp"
 #include "linalg/assembly_pattern.hpp"
+#include "linalg/blas_kernels.hpp"
 #include "linalg/element_changes.hpp"
 #include "linalg/generators.hpp"
 
@@ -428,6 +429,7 @@ void run_problem(const Problem& box, const Options& options) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  cholsim::linalg::use_faster_blas_kernels(argv);
   const Options options = cholsim::bench::parse_command_line("bench_refactorize", [&] { return parse_options(argc, argv); });
   try {
     std::setvbuf(stdout, nullptr, _IOLBF, 0);  // rows appear as they are measured

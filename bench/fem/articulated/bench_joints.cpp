@@ -16,6 +16,7 @@
 #include "bench/bench_arguments.hpp"
 #include "bench/bench_statistics.hpp"
 #include "fem/articulated/joint_simulation.hpp"
+#include "linalg/blas_kernels.hpp"
 
 namespace {
 
@@ -163,6 +164,7 @@ nlohmann::ordered_json compare(const std::string& label, const auto& make_scene,
 }  // namespace
 
 int main(int argc, char** argv) {
+  cholsim::linalg::use_faster_blas_kernels(argv);
   const Options o = cholsim::bench::parse_command_line("bench_joints", [&] { return parse_options(argc, argv); });
   nlohmann::ordered_json json;
   if (wants(o, "chain") || wants(o, "klann")) {

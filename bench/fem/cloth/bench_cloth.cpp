@@ -17,6 +17,7 @@
 #include "bench/bench_arguments.hpp"
 #include "bench/bench_statistics.hpp"
 #include "fem/cloth/cloth_scenes.hpp"
+#include "linalg/blas_kernels.hpp"
 #include "solvers/qp/active_set.hpp"
 #include "solvers/qp/interior_point.hpp"
 #include "solvers/qp/primal_dual_active_set.hpp"
@@ -235,6 +236,7 @@ void replay(const Arguments& arguments, const std::string& scene, const std::vec
 }  // namespace
 
 int main(int argc, char** argv) {
+  cholsim::linalg::use_faster_blas_kernels(argv);
   const Arguments arguments = bench::parse_command_line("bench_cloth", [&] { return parse(argc, argv); });
   std::vector<RunRow> rows;
   std::map<std::string, std::vector<qp::QpProblem>> kept;

@@ -19,6 +19,7 @@
 #include "fem/conjac/conjac_scenes.hpp"
 #include "fem/conjac/conjac_stepper.hpp"
 #include "fem/conjac/dynamic_nodes.hpp"
+#include "linalg/blas_kernels.hpp"
 #include "linalg/parallel_loops.hpp"
 
 namespace {
@@ -135,6 +136,7 @@ void run(Stepper& stepper, fem::ElasticSystem& system, const fem::ConjacScene& s
 }  // namespace
 
 int main(int argc, char** argv) {
+  cholsim::linalg::use_faster_blas_kernels(argv);
   try {
     const Options o = parse_options(argc, argv);
     const Index most = o.dynamic.empty() ? 0 : *std::max_element(o.dynamic.begin(), o.dynamic.end());

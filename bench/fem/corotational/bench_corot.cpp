@@ -43,6 +43,7 @@
 #include "fem/mesh/procedural_meshes.hpp"
 #include "fem/mesh/tet_mesh.hpp"
 #include "fem/mesh/tetgen.hpp"
+#include "linalg/blas_kernels.hpp"
 
 namespace {
 
@@ -391,6 +392,7 @@ void run_size(const std::string& model_kind, Index tets, const Options& options)
 }  // namespace
 
 int main(int argc, char** argv) {
+  cholsim::linalg::use_faster_blas_kernels(argv);
   const Options options = bench::parse_command_line("bench_corot", [&] {
     Options parsed = parse_options(argc, argv);
     if (parsed.model.empty()) {

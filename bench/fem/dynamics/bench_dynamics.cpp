@@ -19,6 +19,7 @@
 
 #include "bench/bench_arguments.hpp"
 #include "fem/dynamics/dynamics_scenes.hpp"
+#include "linalg/blas_kernels.hpp"
 #include "solvers/integrators/time_integrator.hpp"
 #include "solvers/nonlinear/newton_solver.hpp"
 
@@ -217,6 +218,7 @@ void print_variant(const std::string& name, const fem::DynamicsScene& scene, int
 }  // namespace
 
 int main(int argc, char** argv) {
+  cholsim::linalg::use_faster_blas_kernels(argv);
   const Arguments arguments = bench::parse_command_line("bench_dynamics", [&] { return parse(argc, argv); });
   for (const std::string& name : arguments.variants) {
     const Variant variant = bench::parse_command_line("bench_dynamics", [&] { return make_variant(name, arguments); });

@@ -32,6 +32,7 @@
 #include "fem/mesh/mesh_io.hpp"
 #include "fem/octree/octree_flesh.hpp"
 #include "fem/octree/octree_scene.hpp"
+#include "linalg/blas_kernels.hpp"
 
 namespace {
 
@@ -575,6 +576,7 @@ nlohmann::json run_direct(const Arguments& arguments, const oct::OctreeScene& sc
 }  // namespace
 
 int main(int argc, char** argv) {
+  cholsim::linalg::use_faster_blas_kernels(argv);
   const Arguments arguments = bench::parse_command_line("bench_octree", [&] { return parse_arguments(argc, argv); });
   fem::SurfaceMesh surface = fem::read_closed_surface(arguments.mesh);
   const oct::OctreeScene scene = oct::make_octree_scene(std::move(surface), arguments.mesh);

@@ -44,6 +44,7 @@
 #include "fem/elements/elastic_body.hpp"
 #include "fem/materials/fixed_corotated_newton.hpp"
 #include "fem/opsplit/operator_splitting.hpp"
+#include "linalg/blas_kernels.hpp"
 #include "linalg/polar_decomposition_batch.hpp"
 #include "linalg/generators.hpp"
 
@@ -469,6 +470,7 @@ Settings parse(int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  cholsim::linalg::use_faster_blas_kernels(argv);
   const Settings settings = bench::parse_command_line("bench_opsplit", [&] { return parse(argc, argv); });
   if (settings.peer) {
     bench::print_peer_table(settings.peer_scenes, settings.peer_binary, settings.peer_runs, settings.steps,

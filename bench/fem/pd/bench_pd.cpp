@@ -45,6 +45,7 @@
 #include "fem/pd/pd_global_solvers.hpp"
 #include "fem/pd/pd_scenes.hpp"
 #include "fem/pd/projective_dynamics.hpp"
+#include "linalg/blas_kernels.hpp"
 
 namespace {
 
@@ -650,6 +651,7 @@ void print_tables(const std::vector<SceneRun>& runs, const Arguments& arguments)
 }  // namespace
 
 int main(int argc, char** argv) {
+  cholsim::linalg::use_faster_blas_kernels(argv);
   const Arguments arguments = parse(argc, argv);
   if (!arguments.only_p7) {
     std::vector<SceneRun> runs;
