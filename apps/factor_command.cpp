@@ -20,6 +20,7 @@
 #include "factor/numeric/memory_estimate.hpp"
 #include "factor_derivative_report.hpp"
 #include "factor_schur.hpp"
+#include "linalg/blas_kernels.hpp"
 #include "linalg/csc_matrix.hpp"
 #include "linalg/matrix_market.hpp"
 #include "linalg/vector_norms.hpp"
@@ -287,6 +288,7 @@ Report build_report(const FactorCommandOptions& options, const LoadedMatrix& loa
   const double factor_median = median(factor_seconds);
   report.section("factorization (median of " + std::to_string(options.repeat) + ")");
   report.add_count("threads", "threads", factor_stats.threads);
+  report.add_text("blas_kernels", "BLAS kernels", linalg::blas_kernels());  // linalg/blas_kernels.hpp
   report.add_seconds("factor_s", "factor time", factor_median);
   report.add("factor_s_runs", "", factor_seconds, "");
   const double gflops = factor_median > 0.0 ? analysis.flops / factor_median / 1e9 : 0.0;
