@@ -237,11 +237,14 @@ class Factor {
   // holds largest_front · count values.
   void forward_substitution(double* rhs, Index count, std::span<double> work) const;
   void backward_substitution(double* rhs, Index count, std::span<double> work) const;
-  // The same on column-major Y (n × count, elimination numbering), for the Schur solve phases;
-  // with `threads` > 1 and many columns, groups of columns go to threads of their own (each
-  // rereads L: worth it once a group has enough columns for BLAS-3, supernodal_solve.cpp).
-  void forward_substitution(linalg::DenseView y, int threads = 1) const;
-  void backward_substitution(linalg::DenseView y, int threads = 1) const;
+  // The same on column-major matrices, for the Schur solve phases, the permutation applied on
+  // the way in or out (one pass over the values, not two): forward from B (user numbering)
+  // into Y (elimination numbering), backward from Y into X (user numbering; Y is overwritten,
+  // X may not alias it). With `threads` > 1 and many columns, groups of columns go to threads
+  // of their own (each rereads L: worth it once a group has enough columns for BLAS-3,
+  // supernodal_solve.cpp).
+  void forward_substitution(linalg::ConstDenseView b, linalg::DenseView y, int threads = 1) const;
+  void backward_substitution(linalg::DenseView y, linalg::DenseView x, int threads = 1) const;
 
   std::shared_ptr<const Symbolic> symbolic_;
   /// L's values; huge-page backed and not zero-filled (linalg/huge_page_allocator.hpp).

@@ -55,11 +55,7 @@ void SchurComplementFactor::forward(linalg::ConstDenseView b, linalg::DenseView 
   require_shape("forward", b, "B");
   require_shape("forward", y, "Y");
   if (y.cols != b.cols) throw std::invalid_argument("SchurComplementFactor::forward: B and Y differ in columns");
-  const auto perm = symbolic().permutation();
-  for (Index c = 0; c < b.cols; ++c) {
-    for (Index i = 0; i < size(); ++i) y(i, c) = b(perm[i], c);
-  }
-  factor_.forward_substitution(y);
+  factor_.forward_substitution(b, y);
 }
 
 void SchurComplementFactor::backward(linalg::DenseView y, linalg::DenseView x, int threads) const {
@@ -67,11 +63,7 @@ void SchurComplementFactor::backward(linalg::DenseView y, linalg::DenseView x, i
   require_shape("backward", y, "Y");
   require_shape("backward", x, "X");
   if (y.cols != x.cols) throw std::invalid_argument("SchurComplementFactor::backward: Y and X differ in columns");
-  factor_.backward_substitution(y, threads);
-  const auto perm = symbolic().permutation();
-  for (Index c = 0; c < y.cols; ++c) {
-    for (Index i = 0; i < size(); ++i) x(perm[i], c) = y(i, c);
-  }
+  factor_.backward_substitution(y, x, threads);
 }
 
 void SchurComplementFactor::solve(const SchurSystem& schur, linalg::DenseView b) const {
