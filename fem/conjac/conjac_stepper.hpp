@@ -126,7 +126,8 @@ class ConjacStepper {
   linalg::DenseMatrix columns_;  ///< n × (|A| + 1): J, then H_q'q'⁻¹f_q' (zero on active rows)
   linalg::DenseMatrix jacobian_rhs_;       ///< the backward phase's input for J: [0; I]
   std::vector<double> stabilization_rhs_;  ///< [f_q; 0]
-  linalg::DenseMatrix weighted_;           ///< M^½·J for JᵀMJ
+  std::vector<double> weighted_;           ///< M^½·J on a tile of rows, for JᵀMJ
+  std::vector<double> root_masses_;        ///< M^½
   std::vector<double> stabilization_column_;  ///< the forward phase's y for [f_q'; 0]
   std::vector<double> momentum_;           ///< M·v⁰ + h·f
   double quasistatic_force_ = 0.0;
