@@ -245,6 +245,8 @@ class Factor {
   // supernodal_solve.cpp).
   void forward_substitution(linalg::ConstDenseView b, linalg::DenseView y, int threads = 1) const;
   void backward_substitution(linalg::DenseView y, linalg::DenseView x, int threads = 1) const;
+  // The backward one when Y is zero outside the Schur rows, given as X₂ (S's numbering).
+  void backward_substitution_from_schur(linalg::ConstDenseView x2, linalg::DenseView x, int threads = 1) const;
 
   std::shared_ptr<const Symbolic> symbolic_;
   /// L's values; huge-page backed and not zero-filled (linalg/huge_page_allocator.hpp).

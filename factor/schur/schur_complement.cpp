@@ -66,6 +66,17 @@ void SchurComplementFactor::backward(linalg::DenseView y, linalg::DenseView x, i
   factor_.backward_substitution(y, x, threads);
 }
 
+void SchurComplementFactor::backward_from_schur(linalg::ConstDenseView x2, linalg::DenseView x, int threads) const {
+  factor_.require_factored("backward_from_schur");
+  require_shape("backward_from_schur", x, "X");
+  if (x2.rows != schur_size() || x2.cols != x.cols) {
+    throw std::invalid_argument("SchurComplementFactor::backward_from_schur: X2 is " + std::to_string(x2.rows) + "x" +
+                                std::to_string(x2.cols) + ", expected " + std::to_string(schur_size()) + "x" +
+                                std::to_string(x.cols));
+  }
+  factor_.backward_substitution_from_schur(x2, x, threads);
+}
+
 void SchurComplementFactor::solve(const SchurSystem& schur, linalg::DenseView b) const {
   if (schur.size() != schur_size()) {
     throw std::invalid_argument("SchurComplementFactor::solve: the Schur system has size " +

@@ -73,6 +73,10 @@ class SchurComplementFactor {
   /// With `threads` > 1, groups of many columns run on threads of their own (condensation
   /// Jacobians: fem/conjac/).
   void backward(linalg::DenseView y, linalg::DenseView x, int threads = 1) const;
+  /// Phase 3 when y₁ = 0: from X₂ (m×r, S's numbering) writes X (n×r, user numbering) with
+  /// x₁ = −L11⁻ᵀL21ᵀX₂ and x₂ = X₂ — e.g. the condensation Jacobian −A11⁻¹A12·X₂ (fem/conjac/),
+  /// without the n×r input of zeros backward() would read. `threads` as for backward().
+  void backward_from_schur(linalg::ConstDenseView x2, linalg::DenseView x, int threads = 1) const;
   /// The Schur part of an elimination-numbered Y: its last schur_size() rows, S's numbering.
   [[nodiscard]] linalg::DenseView schur_rows(linalg::DenseView y) const {
     return y.block(eliminated_size(), 0, schur_size(), y.cols);

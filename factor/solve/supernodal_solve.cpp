@@ -522,6 +522,22 @@ void Factor::backward_substitution(linalg::DenseView y, linalg::DenseView x, int
   });
 }
 
+void Factor::backward_substitution_from_schur(linalg::ConstDenseView x2, linalg::DenseView x, int threads) const {
+  const Index n = symbolic_->size();
+  const Index eliminated = n - symbolic_->schur_size();
+  const auto elimination_row = symbolic_->inverse_permutation();
+  on_column_groups(x.cols, threads, [&](Index first, Index last) {
+    const Index count = last - first;
+    std::vector<double> work = substitution_work(*symbolic_, count);
+    const auto storage = interleaved_storage(n, count);
+    const InterleavedRhs z{storage.get(), count};
+    std::fill_n(z.data, static_cast<std::size_t>(eliminated) * static_cast<std::size_t>(count), 0.0);
+    interleave(x2.block(0, first, x2.rows, count), {}, InterleavedRhs{z.row(eliminated), count});
+    backward_substitution(z.data, count, work);
+    deinterleave(z, elimination_row, x.block(0, first, n, count));
+  });
+}
+
 void Factor::solve(std::span<double> b) const {
   solve(linalg::DenseView{b.data(), static_cast<Index>(b.size()), 1,
                           std::max<Index>(1, static_cast<Index>(b.size()))});

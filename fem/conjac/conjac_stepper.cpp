@@ -169,21 +169,18 @@ void ConjacStepper::condense(std::span<const double> x) {
     stabilization_rhs_[i] = force_[i];
     if (!is_dynamic_[i]) quasistatic_force_ = std::max(quasistatic_force_, std::abs(force_[i]));
   }
-  if (columns_.rows() != n || columns_.cols() != active + 1) {
-    columns_ = linalg::DenseMatrix(n, active + 1);
-    jacobian_rhs_ = linalg::DenseMatrix(n, active);
-  }
-  std::fill(jacobian_rhs_.storage().begin(), jacobian_rhs_.storage().end(), 0.0);
-  const linalg::DenseView schur_rows = partial_->schur_rows(jacobian_rhs_.view());
+  if (columns_.rows() != n || columns_.cols() != active + 1) columns_ = linalg::DenseMatrix(n, active + 1);
+  const auto r = static_cast<Index>(dynamic_dofs_.size());
+  linalg::DenseMatrix coupling(r, active);  // C, on the Schur rows
   for (Index k = 0; k < active; ++k) {
-    schur_rows(active_dofs_[k], k) = 1.0;
-    for (Index j = 0; j < inactive; ++j) schur_rows(inactive_dofs_[j], k) = inactive_coupling_(j, k);
+    coupling(active_dofs_[k], k) = 1.0;
+    for (Index j = 0; j < inactive; ++j) coupling(inactive_dofs_[j], k) = inactive_coupling_(j, k);
   }
   const int threads = linalg::resolve_thread_count(options_.threads);
   const auto jacobian_columns = [&](Index first, Index last, int jacobian_threads) {
     if (last <= first) return;
-    partial_->backward(jacobian_rhs_.view().block(0, first, n, last - first),
-                       columns_.view().block(0, first, n, last - first), jacobian_threads);
+    partial_->backward_from_schur(coupling.view().block(0, first, r, last - first),
+                                  columns_.view().block(0, first, n, last - first), jacobian_threads);
   };
   // A blocked pass over L costs about as much as kColumnsPerPass more columns in it (62K-tet
   // model, bench_conjac), and the stabilization is two single-column passes: with many

@@ -124,7 +124,6 @@ class ConjacStepper {
   std::unique_ptr<factor::SchurComplementFactor> partial_;
   std::vector<double> force_;
   linalg::DenseMatrix columns_;  ///< n × (|A| + 1): J, then H_q'q'⁻¹f_q' (zero on active rows)
-  linalg::DenseMatrix jacobian_rhs_;       ///< the backward phase's input for J: [0; I]
   std::vector<double> stabilization_rhs_;  ///< [f_q; 0]
   std::vector<double> weighted_;           ///< M^½·J on a tile of rows, for JᵀMJ
   std::vector<double> root_masses_;        ///< M^½

@@ -20,6 +20,7 @@
 #include "factor/schur/schur_system.hpp"
 #include "factor/update/changed_supernodes.hpp"
 #include "linalg/blas.hpp"
+#include "linalg/csc_matrix.hpp"
 #include "linalg/generators.hpp"
 #include "linalg/vector_norms.hpp"
 #include "tests/factor/factor_test_matrices.hpp"
@@ -205,6 +206,48 @@ TEST(SchurComplement, ThreePhaseSolveEqualsFullSolveForOneAndManyRightHandSides)
                                      x_many.data() + static_cast<std::size_t>(c + 1) * n);
     EXPECT_LE(testing::relative_residual(a, solved, column), 1e-13) << "column " << c;
   }
+}
+
+// backward_from_schur(X₂) = [−A11⁻¹A12·X₂; X₂] (user numbering): A·X vanishes on the eliminated
+// rows, the Schur rows are X₂, and it equals backward() on [0; X₂] — one column, and nine on two
+// threads (the BLAS-3 path, two column groups).
+TEST(SchurComplement, BackwardFromTheSchurRowsIsTheCondensationJacobian) {
+  const linalg::SymmetricCscMatrix a = linalg::laplacian_3d(8, 7, 6);
+  const Index n = a.size();
+  const std::vector<Index> schur = random_schur_set(n, 7, 9);
+  const auto m = static_cast<Index>(schur.size());
+  SchurComplementFactor partial(analyze_with_schur(a, schur));
+  ASSERT_TRUE(partial.factorize(a).ok());
+  std::vector<char> in_schur(static_cast<std::size_t>(n), 0);
+  for (const Index i : schur) in_schur[i] = 1;
+  for (const Index count : {Index{1}, Index{9}}) {
+    DenseMatrix x2(m, count);
+    for (Index c = 0; c < count; ++c) {
+      const std::vector<double> column = random_vector(m, 40 + static_cast<unsigned>(c));
+      for (Index i = 0; i < m; ++i) x2(i, c) = column[i];
+    }
+    DenseMatrix x(n, count);
+    partial.backward_from_schur(x2.view(), x.view(), 2);
+    DenseMatrix y(n, count), reference(n, count);
+    for (Index c = 0; c < count; ++c) {
+      for (Index i = 0; i < m; ++i) partial.schur_rows(y.view())(i, c) = x2(i, c);
+    }
+    partial.backward(y.view(), reference.view(), 2);
+    for (Index c = 0; c < count; ++c) {
+      std::vector<double> column(static_cast<std::size_t>(n)), product(static_cast<std::size_t>(n));
+      for (Index i = 0; i < n; ++i) column[i] = x(i, c);
+      linalg::symmetric_multiply(a, column, product);
+      for (Index i = 0; i < n; ++i) {
+        EXPECT_NEAR(x(i, c), reference(i, c), 1e-14) << "row " << i << ", column " << c << " of " << count;
+        if (!in_schur[i]) {
+          EXPECT_NEAR(product[i], 0.0, 1e-12) << "eliminated row " << i << ", column " << c;
+        }
+      }
+      for (Index k = 0; k < m; ++k) EXPECT_EQ(x(schur[k], c), x2(k, c)) << "Schur row " << k;
+    }
+  }
+  DenseMatrix wrong(m + 1, 1), out(n, 1);
+  EXPECT_THROW(partial.backward_from_schur(wrong.view(), out.view()), std::invalid_argument);
 }
 
 TEST(SchurComplement, ForwardPhaseLeavesTheReducedRightHandSide) {
