@@ -372,10 +372,23 @@ void deinterleave(InterleavedRhs z, std::span<const Index> place, linalg::DenseV
   }
 }
 
-/// Interleaved storage for `rows` × `count` values, not zero-filled (every value is written
-/// before it is read).
-std::unique_ptr<double[]> interleaved_storage(Index rows, Index count) {
-  return std::make_unique_for_overwrite<double[]>(static_cast<std::size_t>(rows) * static_cast<std::size_t>(count));
+/// A substitution on column-major right-hand sides, `columns` of them, in groups
+/// (on_column_groups): `load(first, z)` fills interleaved storage for the group's columns
+/// [first, first + z.count) — every value, it is not zero-filled —, `substitute(z, work)` works
+/// on it, `unload(first, z)` copies the result out.
+template <typename Load, typename Substitute, typename Unload>
+void on_interleaved_groups(const Symbolic& sym, Index columns, int threads, Load&& load, Substitute&& substitute,
+                           Unload&& unload) {
+  on_column_groups(columns, threads, [&](Index first, Index last) {
+    const Index count = last - first;
+    std::vector<double> work = substitution_work(sym, count);
+    const auto storage =
+        std::make_unique_for_overwrite<double[]>(static_cast<std::size_t>(sym.size()) * static_cast<std::size_t>(count));
+    const InterleavedRhs z{storage.get(), count};
+    load(first, z);
+    substitute(z, std::span<double>(work));
+    unload(first, z);
+  });
 }
 
 /// The forward substitution over the eliminated supernodes (see Factor::forward_substitution).
@@ -483,59 +496,34 @@ void Factor::backward_substitution(double* rhs, Index count, std::span<double> w
 }
 
 void Factor::forward_substitution(linalg::ConstDenseView b, linalg::DenseView y, int threads) const {
-  const Index n = symbolic_->size();
   const auto elimination_row = symbolic_->inverse_permutation();
-  on_column_groups(y.cols, threads, [&](Index first, Index last) {
-    const Index count = last - first;
-    std::vector<double> work = substitution_work(*symbolic_, count);
-    const linalg::DenseView group = y.block(0, first, n, count);
-    if (count == 1) {  // one column is already interleaved: placed into y, solved in place
-      interleave(b.block(0, first, n, 1), elimination_row, InterleavedRhs{group.data, 1});
-      forward_substitution(group.data, 1, work);
-      return;
-    }
-    const auto storage = interleaved_storage(n, count);
-    const InterleavedRhs z{storage.get(), count};
-    interleave(b.block(0, first, n, count), elimination_row, z);
-    forward_substitution(z.data, count, work);
-    deinterleave(z, {}, group);
-  });
+  on_interleaved_groups(
+      *symbolic_, y.cols, threads,
+      [&](Index first, InterleavedRhs z) { interleave(b.block(0, first, b.rows, z.count), elimination_row, z); },
+      [&](InterleavedRhs z, std::span<double> work) { forward_substitution(z.data, z.count, work); },
+      [&](Index first, InterleavedRhs z) { deinterleave(z, {}, y.block(0, first, y.rows, z.count)); });
 }
 
 void Factor::backward_substitution(linalg::DenseView y, linalg::DenseView x, int threads) const {
-  const Index n = symbolic_->size();
   const auto elimination_row = symbolic_->inverse_permutation();
-  on_column_groups(y.cols, threads, [&](Index first, Index last) {
-    const Index count = last - first;
-    std::vector<double> work = substitution_work(*symbolic_, count);
-    const linalg::DenseView group = y.block(0, first, n, count);
-    if (count == 1) {  // solved in place in y, then placed into x
-      backward_substitution(group.data, 1, work);
-      deinterleave(InterleavedRhs{group.data, 1}, elimination_row, x.block(0, first, n, 1));
-      return;
-    }
-    const auto storage = interleaved_storage(n, count);
-    const InterleavedRhs z{storage.get(), count};
-    interleave(group, {}, z);
-    backward_substitution(z.data, count, work);
-    deinterleave(z, elimination_row, x.block(0, first, n, count));
-  });
+  on_interleaved_groups(
+      *symbolic_, y.cols, threads,
+      [&](Index first, InterleavedRhs z) { interleave(y.block(0, first, y.rows, z.count), {}, z); },
+      [&](InterleavedRhs z, std::span<double> work) { backward_substitution(z.data, z.count, work); },
+      [&](Index first, InterleavedRhs z) { deinterleave(z, elimination_row, x.block(0, first, x.rows, z.count)); });
 }
 
 void Factor::backward_substitution_from_schur(linalg::ConstDenseView x2, linalg::DenseView x, int threads) const {
-  const Index n = symbolic_->size();
-  const Index eliminated = n - symbolic_->schur_size();
+  const Index eliminated = symbolic_->size() - symbolic_->schur_size();
   const auto elimination_row = symbolic_->inverse_permutation();
-  on_column_groups(x.cols, threads, [&](Index first, Index last) {
-    const Index count = last - first;
-    std::vector<double> work = substitution_work(*symbolic_, count);
-    const auto storage = interleaved_storage(n, count);
-    const InterleavedRhs z{storage.get(), count};
-    std::fill_n(z.data, static_cast<std::size_t>(eliminated) * static_cast<std::size_t>(count), 0.0);
-    interleave(x2.block(0, first, x2.rows, count), {}, InterleavedRhs{z.row(eliminated), count});
-    backward_substitution(z.data, count, work);
-    deinterleave(z, elimination_row, x.block(0, first, n, count));
-  });
+  on_interleaved_groups(
+      *symbolic_, x.cols, threads,
+      [&](Index first, InterleavedRhs z) {
+        std::fill_n(z.data, static_cast<std::size_t>(eliminated) * static_cast<std::size_t>(z.count), 0.0);
+        interleave(x2.block(0, first, x2.rows, z.count), {}, InterleavedRhs{z.row(eliminated), z.count});
+      },
+      [&](InterleavedRhs z, std::span<double> work) { backward_substitution(z.data, z.count, work); },
+      [&](Index first, InterleavedRhs z) { deinterleave(z, elimination_row, x.block(0, first, x.rows, z.count)); });
 }
 
 void Factor::solve(std::span<double> b) const {
