@@ -353,7 +353,7 @@ constexpr Index kLayoutTileRows = 64;
 void interleave(linalg::ConstDenseView y, std::span<const Index> place, InterleavedRhs z) {
   for (Index r0 = 0; r0 < y.rows; r0 += kLayoutTileRows) {
     const Index r1 = std::min(r0 + kLayoutTileRows, y.rows);
-    for (Index c = 0; c < z.count; ++c) {
+    for (Index c = 0; c < y.cols; ++c) {
       const double* column = y.data + static_cast<std::size_t>(c) * static_cast<std::size_t>(y.ld);
       for (Index r = r0; r < r1; ++r) z.row(place.empty() ? r : place[r])[c] = column[r];
     }
@@ -365,29 +365,50 @@ void interleave(linalg::ConstDenseView y, std::span<const Index> place, Interlea
 void deinterleave(InterleavedRhs z, std::span<const Index> place, linalg::DenseView x) {
   for (Index r0 = 0; r0 < x.rows; r0 += kLayoutTileRows) {
     const Index r1 = std::min(r0 + kLayoutTileRows, x.rows);
-    for (Index c = 0; c < z.count; ++c) {
+    for (Index c = 0; c < x.cols; ++c) {
       double* column = x.data + static_cast<std::size_t>(c) * static_cast<std::size_t>(x.ld);
       for (Index r = r0; r < r1; ++r) column[r] = z.row(place.empty() ? r : place[r])[c];
     }
   }
 }
 
+/// Interleaved rows the BLAS-3 path works on are padded with zero right-hand sides to a
+/// multiple of kRhsPadding — rows of whole cache lines, whole AVX-512 vectors for OpenBLAS's
+/// kernels — where that adds at most a quarter more columns. The backward phase on the DRAGON
+/// stand-in (bench_conjac's model, one thread, medians of 21), unpadded → padded, with
+/// OpenBLAS's SkylakeX / Haswell kernels: 15 columns 23.8 → 17.7 / 24.3 → 22.5 ms; 23: 27.9 →
+/// 24.3 / 32.4 → 29.4; 30: 32.5 → 28.8 / 37.0 → 37.2. Padding more lost with the Haswell
+/// kernels: 12 → 16 columns 19.1 → 22.4, 17 → 24 columns 25.8 → 28.9 (SkylakeX: 20.8 → 17.3
+/// and 21.4 → 23.8).
+constexpr Index kRhsPadding = 8;
+
+Index padded_rhs_count(Index count) {
+  if (count < kBlasManyRhs) return count;
+  const Index padded = (count + kRhsPadding - 1) / kRhsPadding * kRhsPadding;
+  return 4 * (padded - count) <= count ? padded : count;
+}
+
 /// A substitution on column-major right-hand sides, `columns` of them, in groups
-/// (on_column_groups): `load(first, z)` fills interleaved storage for the group's columns
-/// [first, first + z.count) — every value, it is not zero-filled —, `substitute(z, work)` works
-/// on it, `unload(first, z)` copies the result out.
+/// (on_column_groups): `load(first, count, z)` fills interleaved storage for the group's columns
+/// [first, first + count) — every value, it is not zero-filled; rows are z.count ≥ count wide,
+/// the padding zeroed here —, `substitute(z, work)` works on it, `unload(first, count, z)`
+/// copies the result out.
 template <typename Load, typename Substitute, typename Unload>
 void on_interleaved_groups(const Symbolic& sym, Index columns, int threads, Load&& load, Substitute&& substitute,
                            Unload&& unload) {
   on_column_groups(columns, threads, [&](Index first, Index last) {
     const Index count = last - first;
-    std::vector<double> work = substitution_work(sym, count);
+    const Index width = padded_rhs_count(count);
+    std::vector<double> work = substitution_work(sym, width);
     const auto storage =
-        std::make_unique_for_overwrite<double[]>(static_cast<std::size_t>(sym.size()) * static_cast<std::size_t>(count));
-    const InterleavedRhs z{storage.get(), count};
-    load(first, z);
+        std::make_unique_for_overwrite<double[]>(static_cast<std::size_t>(sym.size()) * static_cast<std::size_t>(width));
+    const InterleavedRhs z{storage.get(), width};
+    if (width > count) {
+      for (Index i = 0; i < sym.size(); ++i) std::fill(z.row(i) + count, z.row(i) + width, 0.0);
+    }
+    load(first, count, z);
     substitute(z, std::span<double>(work));
-    unload(first, z);
+    unload(first, count, z);
   });
 }
 
@@ -499,18 +520,22 @@ void Factor::forward_substitution(linalg::ConstDenseView b, linalg::DenseView y,
   const auto elimination_row = symbolic_->inverse_permutation();
   on_interleaved_groups(
       *symbolic_, y.cols, threads,
-      [&](Index first, InterleavedRhs z) { interleave(b.block(0, first, b.rows, z.count), elimination_row, z); },
+      [&](Index first, Index count, InterleavedRhs z) {
+        interleave(b.block(0, first, b.rows, count), elimination_row, z);
+      },
       [&](InterleavedRhs z, std::span<double> work) { forward_substitution(z.data, z.count, work); },
-      [&](Index first, InterleavedRhs z) { deinterleave(z, {}, y.block(0, first, y.rows, z.count)); });
+      [&](Index first, Index count, InterleavedRhs z) { deinterleave(z, {}, y.block(0, first, y.rows, count)); });
 }
 
 void Factor::backward_substitution(linalg::DenseView y, linalg::DenseView x, int threads) const {
   const auto elimination_row = symbolic_->inverse_permutation();
   on_interleaved_groups(
       *symbolic_, y.cols, threads,
-      [&](Index first, InterleavedRhs z) { interleave(y.block(0, first, y.rows, z.count), {}, z); },
+      [&](Index first, Index count, InterleavedRhs z) { interleave(y.block(0, first, y.rows, count), {}, z); },
       [&](InterleavedRhs z, std::span<double> work) { backward_substitution(z.data, z.count, work); },
-      [&](Index first, InterleavedRhs z) { deinterleave(z, elimination_row, x.block(0, first, x.rows, z.count)); });
+      [&](Index first, Index count, InterleavedRhs z) {
+        deinterleave(z, elimination_row, x.block(0, first, x.rows, count));
+      });
 }
 
 void Factor::backward_substitution_from_schur(linalg::ConstDenseView x2, linalg::DenseView x, int threads) const {
@@ -518,12 +543,14 @@ void Factor::backward_substitution_from_schur(linalg::ConstDenseView x2, linalg:
   const auto elimination_row = symbolic_->inverse_permutation();
   on_interleaved_groups(
       *symbolic_, x.cols, threads,
-      [&](Index first, InterleavedRhs z) {
+      [&](Index first, Index count, InterleavedRhs z) {
         std::fill_n(z.data, static_cast<std::size_t>(eliminated) * static_cast<std::size_t>(z.count), 0.0);
-        interleave(x2.block(0, first, x2.rows, z.count), {}, InterleavedRhs{z.row(eliminated), z.count});
+        interleave(x2.block(0, first, x2.rows, count), {}, InterleavedRhs{z.row(eliminated), z.count});
       },
       [&](InterleavedRhs z, std::span<double> work) { backward_substitution(z.data, z.count, work); },
-      [&](Index first, InterleavedRhs z) { deinterleave(z, elimination_row, x.block(0, first, x.rows, z.count)); });
+      [&](Index first, Index count, InterleavedRhs z) {
+        deinterleave(z, elimination_row, x.block(0, first, x.rows, count));
+      });
 }
 
 void Factor::solve(std::span<double> b) const {
@@ -546,16 +573,18 @@ void Factor::solve(linalg::DenseView b) const {
   const Index n = sym.size();
   const Index count = b.cols;
   const auto perm = sym.permutation();
-  // The permutation's copy in and out writes and reads the interleaved layout directly.
-  std::vector<double> y(static_cast<std::size_t>(n) * static_cast<std::size_t>(count));
-  const InterleavedRhs z{y.data(), count};
+  // The permutation's copy in and out writes and reads the interleaved layout directly; the
+  // padding (padded_rhs_count) stays zero.
+  const Index width = padded_rhs_count(count);
+  std::vector<double> y(static_cast<std::size_t>(n) * static_cast<std::size_t>(width));
+  const InterleavedRhs z{y.data(), width};
   for (Index i = 0; i < n; ++i) {
     double* row = z.row(i);
     for (Index c = 0; c < count; ++c) row[c] = b(perm[i], c);
   }
-  std::vector<double> work = substitution_work(sym, count);
-  forward_substitution(y.data(), count, work);
-  backward_substitution(y.data(), count, work);
+  std::vector<double> work = substitution_work(sym, width);
+  forward_substitution(y.data(), width, work);
+  backward_substitution(y.data(), width, work);
   for (Index i = 0; i < n; ++i) {
     const double* row = z.row(i);
     for (Index c = 0; c < count; ++c) b(perm[i], c) = row[c];
