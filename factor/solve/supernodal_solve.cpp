@@ -377,9 +377,9 @@ void deinterleave(InterleavedRhs z, std::span<const Index> place, linalg::DenseV
 /// kernels — where that adds at most a quarter more columns. The backward phase on the DRAGON
 /// stand-in (bench_conjac's model, one thread, medians of 21), unpadded → padded, with
 /// OpenBLAS's SkylakeX / Haswell kernels: 15 columns 23.8 → 17.7 / 24.3 → 22.5 ms; 23: 27.9 →
-/// 24.3 / 32.4 → 29.4; 30: 32.5 → 28.8 / 37.0 → 37.2. Padding more lost with the Haswell
-/// kernels: 12 → 16 columns 19.1 → 22.4, 17 → 24 columns 25.8 → 28.9 (SkylakeX: 20.8 → 17.3
-/// and 21.4 → 23.8).
+/// 24.3 / 32.4 → 29.4; 30: 32.5 → 28.8 / 37.0 → 37.2. Padding by more than a quarter lost with
+/// the Haswell kernels — 12 → 16 columns 19.1 → 22.4, 17 → 24 columns 25.8 → 28.9 — and with
+/// SkylakeX's gained on the first (20.8 → 17.3) and lost on the second (21.4 → 23.8).
 constexpr Index kRhsPadding = 8;
 
 Index padded_rhs_count(Index count) {
