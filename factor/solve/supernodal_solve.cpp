@@ -348,14 +348,21 @@ void on_column_groups(Index count, int threads, Substitute&& substitute) {
 /// model with the permutation (CONJAC's Jacobian, bench_conjac).
 constexpr Index kLayoutTileRows = 64;
 
-/// z.row(place[r])[c] = y(r, c) for every row r of y (place empty: the identity) — column-major
-/// into interleaved, e.g. user numbering into elimination numbering with the inverse permutation.
+/// z.row(place[r])[c] = y(r, c) for every row r of y (place empty: the identity), and zero in
+/// the row's padding columns [y.cols, z.count) — column-major into interleaved, e.g. user
+/// numbering into elimination numbering with the inverse permutation.
 void interleave(linalg::ConstDenseView y, std::span<const Index> place, InterleavedRhs z) {
   for (Index r0 = 0; r0 < y.rows; r0 += kLayoutTileRows) {
     const Index r1 = std::min(r0 + kLayoutTileRows, y.rows);
     for (Index c = 0; c < y.cols; ++c) {
       const double* column = y.data + static_cast<std::size_t>(c) * static_cast<std::size_t>(y.ld);
       for (Index r = r0; r < r1; ++r) z.row(place.empty() ? r : place[r])[c] = column[r];
+    }
+    if (z.count > y.cols) {  // the padding (padded_rhs_count)
+      for (Index r = r0; r < r1; ++r) {
+        double* row = z.row(place.empty() ? r : place[r]);
+        std::fill(row + y.cols, row + z.count, 0.0);
+      }
     }
   }
 }
@@ -390,9 +397,9 @@ Index padded_rhs_count(Index count) {
 
 /// A substitution on column-major right-hand sides, `columns` of them, in groups
 /// (on_column_groups): `load(first, count, z)` fills interleaved storage for the group's columns
-/// [first, first + count) — every value, it is not zero-filled; rows are z.count ≥ count wide,
-/// the padding zeroed here —, `substitute(z, work)` works on it, `unload(first, count, z)`
-/// copies the result out.
+/// [first, first + count) — every value, padding included (rows are z.count ≥ count wide); it
+/// is not zero-filled —, `substitute(z, work)` works on it, `unload(first, count, z)` copies
+/// the result out.
 template <typename Load, typename Substitute, typename Unload>
 void on_interleaved_groups(const Symbolic& sym, Index columns, int threads, Load&& load, Substitute&& substitute,
                            Unload&& unload) {
@@ -403,9 +410,6 @@ void on_interleaved_groups(const Symbolic& sym, Index columns, int threads, Load
     const auto storage =
         std::make_unique_for_overwrite<double[]>(static_cast<std::size_t>(sym.size()) * static_cast<std::size_t>(width));
     const InterleavedRhs z{storage.get(), width};
-    if (width > count) {
-      for (Index i = 0; i < sym.size(); ++i) std::fill(z.row(i) + count, z.row(i) + width, 0.0);
-    }
     load(first, count, z);
     substitute(z, std::span<double>(work));
     unload(first, count, z);
@@ -570,25 +574,20 @@ void Factor::solve(linalg::DenseView b) const {
     throw std::invalid_argument("solve: right-hand side has " + std::to_string(b.rows) +
                                 " rows, the matrix has " + std::to_string(sym.size()));
   }
-  const Index n = sym.size();
-  const Index count = b.cols;
-  const auto perm = sym.permutation();
-  // The permutation's copy in and out writes and reads the interleaved layout directly; the
-  // padding (padded_rhs_count) stays zero.
-  const Index width = padded_rhs_count(count);
-  std::vector<double> y(static_cast<std::size_t>(n) * static_cast<std::size_t>(width));
-  const InterleavedRhs z{y.data(), width};
-  for (Index i = 0; i < n; ++i) {
-    double* row = z.row(i);
-    for (Index c = 0; c < count; ++c) row[c] = b(perm[i], c);
-  }
-  std::vector<double> work = substitution_work(sym, width);
-  forward_substitution(y.data(), width, work);
-  backward_substitution(y.data(), width, work);
-  for (Index i = 0; i < n; ++i) {
-    const double* row = z.row(i);
-    for (Index c = 0; c < count; ++c) b(perm[i], c) = row[c];
-  }
+  // Both phases on one interleaved copy, the permutation applied on the way in and out.
+  const auto elimination_row = sym.inverse_permutation();
+  on_interleaved_groups(
+      sym, b.cols, 1,
+      [&](Index first, Index count, InterleavedRhs z) {
+        interleave(b.block(0, first, b.rows, count), elimination_row, z);
+      },
+      [&](InterleavedRhs z, std::span<double> work) {
+        forward_substitution(z.data, z.count, work);
+        backward_substitution(z.data, z.count, work);
+      },
+      [&](Index first, Index count, InterleavedRhs z) {
+        deinterleave(z, elimination_row, b.block(0, first, b.rows, count));
+      });
 }
 
 SolveStats Factor::solve_refined(const linalg::SymmetricCscMatrix& a, std::span<double> b,
