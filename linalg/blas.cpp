@@ -14,6 +14,7 @@ void spotrs_(const char* uplo, const int* n, const int* nrhs, const float* a, co
              const int* ldb, int* info);
 void dpotrs_(const char* uplo, const int* n, const int* nrhs, const double* a, const int* lda,
              double* b, const int* ldb, int* info);
+void dstev_(const char* jobz, const int* n, double* d, double* e, double* z, const int* ldz, double* work, int* info);
 }
 
 namespace cholsim::linalg::blas {
@@ -189,6 +190,21 @@ void potri(DenseView factor) {
   int info = 0;
   dpotri_(&uplo, &n, factor.data, &lda, &info);
   require(info == 0, "potri", info < 0 ? "illegal argument " + std::to_string(-info) : "the factor is singular");
+}
+
+std::vector<double> tridiagonal_eigenvalues(std::vector<double> diagonal, std::vector<double> off_diagonal) {
+  require(off_diagonal.size() + 1 == diagonal.size() || (diagonal.empty() && off_diagonal.empty()), "stev",
+          "a tridiagonal matrix of n diagonal values has n - 1 off-diagonal ones");
+  if (diagonal.empty()) return diagonal;
+  const char job = 'N';  // eigenvalues only: z and work are not referenced
+  const int n = static_cast<int>(diagonal.size());
+  const int ldz = 1;
+  off_diagonal.push_back(0.0);  // dstev's e has n entries of workspace
+  int info = 0;
+  dstev_(&job, &n, diagonal.data(), off_diagonal.data(), nullptr, &ldz, nullptr, &info);
+  require(info >= 0, "stev", "illegal argument " + std::to_string(-info));
+  if (info > 0) throw std::runtime_error("stev: " + std::to_string(info) + " off-diagonal entries did not converge");
+  return diagonal;
 }
 
 }  // namespace cholsim::linalg::blas

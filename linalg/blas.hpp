@@ -4,6 +4,8 @@
 // Each wrapper checks operand shapes and throws std::invalid_argument on a mismatch, so a
 // wrong call fails loudly instead of reading out of bounds. Numerical outcomes (a pivot that
 // is not positive in potrf) are returned, never thrown: they are results, not misuse.
+#include <vector>
+
 #include "linalg/dense_matrix.hpp"
 
 namespace cholsim::linalg::blas {
@@ -57,5 +59,10 @@ void potri(DenseView factor);
 
 /// Solves A·X = B with the factor from potrf, in place of B.
 void potrs(ConstDenseView factor, DenseView b);
+
+/// The eigenvalues, ascending, of the symmetric tridiagonal matrix with `diagonal` (n values)
+/// and `off_diagonal` (n − 1 values) (LAPACK dstev, values only). Throws
+/// std::invalid_argument on sizes and std::runtime_error when dstev does not converge.
+std::vector<double> tridiagonal_eigenvalues(std::vector<double> diagonal, std::vector<double> off_diagonal);
 
 }  // namespace cholsim::linalg::blas

@@ -110,12 +110,14 @@ MultigridSolveResult multigrid_pcg(VCycle& cycle, std::span<const double> b, std
   precondition(r, z);
   p = z;
   double rz = dot(r, z, threads);
+  CgSpectrumEstimate spectrum;
   for (int iteration = 1; iteration <= options.max_iterations; ++iteration) {
     if (!(rz > 0.0)) not_positive_definite("rᵀM⁻¹r", iteration, rz);
     a(p, ap);
     const double curvature = dot(p, ap, threads);
     if (!(curvature > 0.0)) not_positive_definite("pᵀAp", iteration, curvature);
     const double step = rz / curvature;
+    spectrum.add_step(step);
     for_each_chunk(n, threads, [&](std::size_t, std::size_t begin, std::size_t end) {
       for (std::size_t i = begin; i < end; ++i) {
         x[i] += step * p[i];
@@ -127,11 +129,13 @@ MultigridSolveResult multigrid_pcg(VCycle& cycle, std::span<const double> b, std
     precondition(r, z);
     const double rz_next = dot(r, z, threads);
     const double beta = rz_next / rz;
+    spectrum.add_direction_update(beta);
     rz = rz_next;
     for_each_chunk(n, threads, [&](std::size_t, std::size_t begin, std::size_t end) {
       for (std::size_t i = begin; i < end; ++i) p[i] = z[i] + beta * p[i];
     });
   }
+  result.spectrum = spectrum.bounds();
   return result;
 }
 

@@ -7,6 +7,7 @@
 #include <span>
 #include <vector>
 
+#include "solvers/cg/cg_spectrum.hpp"
 #include "solvers/multigrid/v_cycle.hpp"
 
 namespace cholsim::solvers {
@@ -25,6 +26,10 @@ struct MultigridSolveResult {
   /// ‖b − A·x‖/‖b‖ before the first iteration (entry 0) and after each (entry k), for
   /// convergence plots like §10.4's Fig. 14. For MGPCG, the CG recurrence's residual.
   std::vector<double> residual_history;
+  /// MGPCG only: the extreme Ritz values of M⁻¹A from CG's coefficients (cg_spectrum.hpp).
+  /// They bound the V-cycle's factor as MG from below (stationary_factor()) after far fewer
+  /// cycles than vcycle_convergence_factor's power iteration needs.
+  SpectrumBounds spectrum;
 };
 
 /// Solves level(0)'s A·x = b by MGPCG from the given x (a warm start). Throws
@@ -42,7 +47,11 @@ MultigridSolveResult multigrid_iterations(VCycle& cycle, std::span<const double>
 /// the error propagation E = I − M⁻¹A, by power iteration e ← E·e from a random start
 /// (seeded), reported as the geometric mean of ‖e_{k+1}‖_A/‖e_k‖_A over the last
 /// iterations/4 steps (at least 1). E is A-self-adjoint for a symmetric cycle, so the ratios
-/// grow monotonically towards the factor; a small `iterations` underestimates it.
-double vcycle_convergence_factor(VCycle& cycle, int iterations = 20, unsigned seed = 1);
+/// grow monotonically towards the factor, slowly where E's largest eigenvalues cluster: for a
+/// 3D Poisson cycle whose factor is 0.503, 20 cycles say 0.47–0.49, 100 say 0.4995, 200 say
+/// 0.5034; for the octree armadillo 20 cycles said 0.80–0.85 where 60 say 0.92–0.94
+/// (docs/benchmarks.md, issue 24). MGPCG's MultigridSolveResult::spectrum gives the same bound
+/// from one solve.
+double vcycle_convergence_factor(VCycle& cycle, int iterations = 200, unsigned seed = 1);
 
 }  // namespace cholsim::solvers

@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <random>
 #include <stdexcept>
 #include <vector>
@@ -281,6 +282,19 @@ TEST(Blas, ShapeMismatchesThrow) {
   DenseView bad_ld = square.view();
   bad_ld.ld = 2;
   EXPECT_THROW(blas::potrf(bad_ld), std::invalid_argument);
+}
+
+TEST(Blas, TridiagonalEigenvaluesOfTheSecondDifferenceMatrix) {
+  // tridiag(−1, 2, −1) of order n has eigenvalues 2 − 2·cos(kπ/(n + 1)), k = 1…n.
+  const int n = 40;
+  const std::vector<double> values =
+      blas::tridiagonal_eigenvalues(std::vector<double>(n, 2.0), std::vector<double>(n - 1, -1.0));
+  ASSERT_EQ(values.size(), static_cast<std::size_t>(n));
+  const double pi = std::acos(-1.0);
+  for (int k = 1; k <= n; ++k) EXPECT_NEAR(values[k - 1], 2.0 - 2.0 * std::cos(k * pi / (n + 1)), 1e-12) << k;
+  EXPECT_EQ(blas::tridiagonal_eigenvalues({3.5}, {}), std::vector<double>{3.5});
+  EXPECT_TRUE(blas::tridiagonal_eigenvalues({}, {}).empty());
+  EXPECT_THROW((void)blas::tridiagonal_eigenvalues({1.0, 2.0}, {}), std::invalid_argument);
 }
 
 }  // namespace
