@@ -42,6 +42,7 @@ VCycle::VCycle(std::vector<MultigridLevel> levels, VCycleOptions options)
     throw std::invalid_argument("VCycle: sweeps must be ≥ 0 (≥ 1 on the coarsest level)");
   }
   if (!(options_.damping > 0.0)) throw std::invalid_argument("VCycle: damping must be positive");
+  if (options_.coarse_cycles < 1) throw std::invalid_argument("VCycle: coarse_cycles must be ≥ 1");
   if (options_.chebyshev && !(options_.chebyshev_lower > 0.0 && options_.chebyshev_lower < 1.0)) {
     throw std::invalid_argument("VCycle: chebyshev_lower must lie in (0, 1)");
   }
@@ -57,6 +58,10 @@ VCycle::VCycle(std::vector<MultigridLevel> levels, VCycleOptions options)
     if (options_.chebyshev) {
       work_[l].direction.assign(n, 0.0);
       work_[l].preconditioned.assign(n, 0.0);
+    }
+    if (cycles_on(static_cast<int>(l)) > 1) {
+      work_[l].repeat_residual.assign(n, 0.0);
+      work_[l].repeat_correction.assign(n, 0.0);
     }
   }
   iterate_residual_.assign(size_of(levels_[0].unknowns), 0.0);
@@ -144,9 +149,27 @@ void VCycle::cycle(int l, std::span<const double> b, std::span<double> x) {
     level.restrict_to_coarser(b, coarse.rhs);  // x = 0: the residual is b
   }
   cycle(l + 1, coarse.rhs, coarse.solution);
+  repeat_cycles(l + 1, coarse.rhs, coarse.solution);
   level.prolong_from_coarser(coarse.solution, scratch);
   add_to(x, scratch, options_.threads);
   smooth(l, b, x, options_.post_sweeps);
+}
+
+// Cycles after the first on level l > 0 (W-cycle for coarse_cycles = 2): x ← x + M_l⁻¹(b − A_l·x).
+// The coarsest level is solved once: exactly by a coarse solver, and its Jacobi sweeps are
+// already a fixed iteration count (§10.4).
+int VCycle::cycles_on(int l) const {
+  return l > 0 && l + 1 < level_count() ? options_.coarse_cycles : 1;
+}
+
+void VCycle::repeat_cycles(int l, std::span<const double> b, std::span<double> x) {
+  LevelWork& work = work_[static_cast<std::size_t>(l)];
+  for (int k = 1; k < cycles_on(l); ++k) {
+    levels_[static_cast<std::size_t>(l)].apply(x, work.repeat_residual);
+    residual_in_place(b, work.repeat_residual, options_.threads);
+    cycle(l, work.repeat_residual, work.repeat_correction);
+    add_to(x, work.repeat_correction, options_.threads);
+  }
 }
 
 void VCycle::solve_coarsest(std::span<const double> b, std::span<double> x) {
@@ -265,7 +288,7 @@ std::size_t VCycle::memory_bytes() const {
   std::size_t values = iterate_residual_.capacity() + iterate_correction_.capacity();
   for (const LevelWork& work : work_) {
     values += work.rhs.capacity() + work.solution.capacity() + work.scratch.capacity() + work.direction.capacity() +
-              work.preconditioned.capacity();
+              work.preconditioned.capacity() + work.repeat_residual.capacity() + work.repeat_correction.capacity();
   }
   for (const MultigridLevel& level : levels_) values += level.diagonal.capacity() + level.block_diagonal.capacity();
   return values * sizeof(double);

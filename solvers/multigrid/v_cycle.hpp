@@ -45,6 +45,14 @@ struct VCycleOptions {
   /// 0.14 at degree 2 against 0.26 for two damped sweeps; 0.1, PETSc's default, gave 0.28).
   bool chebyshev = false;
   double chebyshev_lower = 0.2;
+  /// γ: how many cycles on the next coarser level each level's correction takes (1: the V-cycle
+  /// of §7; 2: the W-cycle). The second cycle corrects the first on the coarse level's residual,
+  /// so the coarse problem is solved by two stationary iterations of the coarser cycle — still
+  /// a symmetric operator, positive definite while that cycle converges (its M⁻¹A within (0, 2)).
+  /// It repairs what re-discretized levels lose cycle by cycle (issue 24: on the octree
+  /// armadillo the smallest eigenvalue of M⁻¹A falls from 0.08 with two levels to 0.02 with
+  /// five). The coarsest level is solved once whatever γ is.
+  int coarse_cycles = 1;
   /// Threads of the smoothing and vector loops (linalg::parallel_chunks; 0: all hardware
   /// threads). The levels' callbacks choose their own.
   int threads = 0;
@@ -98,10 +106,15 @@ class VCycle {
     std::vector<double> direction;       // Chebyshev: the last step (power iteration: the iterate)
     std::vector<double> preconditioned;  // Chebyshev: B⁻¹ times the residual
     double largest_eigenvalue = 0.0;     // Chebyshev: λmax(B⁻¹A) estimate; 0: to be estimated
+    std::vector<double> repeat_residual;    // coarse_cycles > 1: the residual after a cycle here
+    std::vector<double> repeat_correction;  // and the next cycle's correction
   };
 
   void cycle(int l, std::span<const double> b, std::span<double> x);
   void solve_coarsest(std::span<const double> b, std::span<double> x);
+  /// Level l's solution after its first cycle, corrected by coarse_cycles − 1 more.
+  void repeat_cycles(int l, std::span<const double> b, std::span<double> x);
+  [[nodiscard]] int cycles_on(int l) const;
   void smooth_from_zero(int l, std::span<const double> b, std::span<double> x, int sweeps);
   void smooth(int l, std::span<const double> b, std::span<double> x, int sweeps);
   [[nodiscard]] bool smooths_by_chebyshev(int l, int sweeps) const;

@@ -59,6 +59,7 @@ constexpr const char* kUsage = R"(bench_octree — octree flesh vs uniform grid,
   --sweeps N         pre- and post-smoothing sweeps per level (default 1)
   --chebyshev L      Chebyshev smoothing of degree --sweeps instead of damped sweeps, over
                      [L·λ, 1.1·λ] of each level's B⁻¹A (λ its largest eigenvalue; e.g. 0.1)
+  --coarse-cycles G  cycles on each coarser level per correction: 1 V-cycle (default), 2 W-cycle
   --coarsest-nodes N stop coarsening at this many nodes (default 3000; the coarsest level is
                      factored by cholsim's Cholesky every Newton step)
   --threads N        threads (default 2)
@@ -81,6 +82,7 @@ struct Arguments {
   int sweeps = 1;
   double chebyshev_lower = 0.0;  ///< 0: damped sweeps
   int coarsest_nodes = 3000;
+  int coarse_cycles = 1;
   int repeats = 3;
   std::string json;
   [[nodiscard]] bool runs(const std::string& name) const {
@@ -104,6 +106,7 @@ Arguments parse_arguments(int argc, char** argv) {
     else if (flag == "--cube-damping") arguments.cube_damping = bench::parse_number(flag, cursor.value());
     else if (flag == "--sweeps") arguments.sweeps = bench::parse_positive(flag, cursor.value());
     else if (flag == "--chebyshev") arguments.chebyshev_lower = bench::parse_number(flag, cursor.value());
+    else if (flag == "--coarse-cycles") arguments.coarse_cycles = bench::parse_positive(flag, cursor.value());
     else if (flag == "--coarsest-nodes") arguments.coarsest_nodes = bench::parse_positive(flag, cursor.value());
     else if (flag == "--repeats") arguments.repeats = bench::parse_positive(flag, cursor.value());
     else if (flag == "--json") arguments.json = cursor.value();
@@ -151,6 +154,7 @@ oct::OctreeFleshOptions flesh_options(const Arguments& arguments, int threads) {
   options.levels.cycle.chebyshev = arguments.chebyshev_lower > 0.0;
   if (options.levels.cycle.chebyshev) options.levels.cycle.chebyshev_lower = arguments.chebyshev_lower;
   options.levels.coarsest_nodes = arguments.coarsest_nodes;
+  options.levels.cycle.coarse_cycles = arguments.coarse_cycles;
   return options;
 }
 
@@ -302,6 +306,7 @@ std::vector<double> random_vector(std::size_t size, unsigned seed) {
 // limits the cycle and κ, which sets MGPCG's iterations.
 struct CycleSpectrum {
   int iterations = 0;
+  double seconds = 0.0;  ///< the MGPCG solve
   solvers::SpectrumBounds ritz;
   double power_factor = 0.0;
 };
@@ -312,19 +317,21 @@ CycleSpectrum measure_cycle(oct::OctreeHierarchy& hierarchy) {
   solvers::MultigridSolveOptions options;
   options.relative_tolerance = 1e-6;
   options.max_iterations = 200;
+  const Clock::time_point start = Clock::now();
   const solvers::MultigridSolveResult result = solvers::multigrid_pcg(hierarchy.cycle(), b, x, options);
-  return {result.iterations, result.spectrum, solvers::vcycle_convergence_factor(hierarchy.cycle())};
+  const double seconds = seconds_since(start);
+  return {result.iterations, seconds, result.spectrum, solvers::vcycle_convergence_factor(hierarchy.cycle())};
 }
 
 nlohmann::json spectrum_json(const CycleSpectrum& s) {
-  return {{"iterations", s.iterations}, {"vcycle_factor", s.power_factor}, {"ritz_smallest", s.ritz.smallest},
+  return {{"iterations", s.iterations}, {"seconds", s.seconds}, {"vcycle_factor", s.power_factor}, {"ritz_smallest", s.ritz.smallest},
           {"ritz_largest", s.ritz.largest}, {"condition_number", s.ritz.condition_number()}};
 }
 
 nlohmann::json run_convergence(const Arguments& arguments, const oct::OctreeScene& scene) {
   std::printf("\n## MGPCG convergence (§7): iterations to a 1e-6 relative residual\n\n"
-              "| cells | unknowns | levels | iterations | V-cycle factor (200 power cycles) | Ritz λmin, λmax of M⁻¹A | κ |\n"
-              "|---|---|---|---|---|---|---|\n");
+              "| cells | unknowns | levels | iterations | MGPCG s | V-cycle factor (200 power cycles) | Ritz λmin, λmax of M⁻¹A | κ |\n"
+              "|---|---|---|---|---|---|---|---|\n");
   nlohmann::json rows = nlohmann::json::array();
   for (const int cells : arguments.cells) {
     const oct::BalancedOctree tree = build_tree(scene.surface, cells, false, arguments.threads);
@@ -332,8 +339,8 @@ nlohmann::json run_convergence(const Arguments& arguments, const oct::OctreeScen
     seconds_per_frame(*flesh, scene, 1);  // a deformed state, hierarchy prepared
     oct::OctreeHierarchy& hierarchy = flesh->hierarchy();
     const CycleSpectrum s = measure_cycle(hierarchy);
-    std::printf("| %d | %d | %d | %d | %.3f | %.3f, %.3f | %.1f |\n", cells, hierarchy.op(0).unknowns(),
-                hierarchy.level_count(), s.iterations, s.power_factor, s.ritz.smallest, s.ritz.largest,
+    std::printf("| %d | %d | %d | %d | %.3f | %.3f | %.3f, %.3f | %.1f |\n", cells, hierarchy.op(0).unknowns(),
+                hierarchy.level_count(), s.iterations, s.seconds, s.power_factor, s.ritz.smallest, s.ritz.largest,
                 s.ritz.condition_number());
     nlohmann::json row = spectrum_json(s);
     row.update({{"cells", cells}, {"unknowns", hierarchy.op(0).unknowns()}, {"levels", hierarchy.level_count()}});
@@ -342,7 +349,7 @@ nlohmann::json run_convergence(const Arguments& arguments, const oct::OctreeScen
   // The V-cycle factor against the number of levels at the middle resolution.
   const int cells = arguments.cells[arguments.cells.size() / 2];
   const oct::BalancedOctree tree = build_tree(scene.surface, cells, false, arguments.threads);
-  std::printf("\n| levels (at %d cells) | MGPCG iterations | V-cycle factor | Ritz λmin, λmax | κ |\n|---|---|---|---|---|\n", cells);
+  std::printf("\n| levels (at %d cells) | MGPCG iterations | MGPCG s | V-cycle factor | Ritz λmin, λmax | κ |\n|---|---|---|---|---|---|\n", cells);
   nlohmann::json by_levels = nlohmann::json::array();
   for (int levels = 2; levels <= 7; ++levels) {
     oct::OctreeFleshOptions options = flesh_options(arguments, arguments.threads);
@@ -353,7 +360,8 @@ nlohmann::json run_convergence(const Arguments& arguments, const oct::OctreeScen
     flesh.step(0.0, targets);
     oct::OctreeHierarchy& hierarchy = flesh.hierarchy();
     const CycleSpectrum s = measure_cycle(hierarchy);
-    std::printf("| %d | %d | %.3f | %.3f, %.3f | %.1f |\n", hierarchy.level_count(), s.iterations, s.power_factor,
+    std::printf("| %d | %d | %.3f | %.3f | %.3f, %.3f | %.1f |\n", hierarchy.level_count(), s.iterations, s.seconds,
+                s.power_factor,
                 s.ritz.smallest, s.ritz.largest, s.ritz.condition_number());
     nlohmann::json row = spectrum_json(s);
     row["levels"] = hierarchy.level_count();

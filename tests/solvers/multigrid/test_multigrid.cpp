@@ -85,6 +85,12 @@ VCycleOptions chebyshev_options(int degree) {
   return {.smoother = Smoother::damped_jacobi, .pre_sweeps = degree, .post_sweeps = degree, .chebyshev = true};
 }
 
+// The same cycle as a W-cycle (two cycles on each coarser level per correction).
+VCycleOptions w_cycle(VCycleOptions options) {
+  options.coarse_cycles = 2;
+  return options;
+}
+
 // A right-hand side with all frequencies.
 std::vector<double> load(std::size_t size) { return random_vector(size, 7); }
 
@@ -191,7 +197,11 @@ INSTANTIATE_TEST_SUITE_P(
                       CycleCase{"elasticity_chebyshev_direct", GridProblem::q1_elasticity, 15, 3, chebyshev_options(2),
                                 true},
                       CycleCase{"poisson_chebyshev_jacobi_coarse", GridProblem::poisson_7_point, 15, 4,
-                                chebyshev_options(3), false}),
+                                chebyshev_options(3), false},
+                      CycleCase{"poisson_w_cycle_jacobi_coarse", GridProblem::poisson_7_point, 15, 4,
+                                w_cycle(poisson_options()), false},
+                      CycleCase{"elasticity_w_cycle_direct", GridProblem::q1_elasticity, 15, 3,
+                                w_cycle(elasticity_options()), true}),
     [](const ::testing::TestParamInfo<CycleCase>& info) { return info.param.name; });
 
 // Local Fourier analysis of ω-Jacobi on the 7-point Laplacian in 3D: D⁻¹A's high frequencies lie
@@ -213,6 +223,13 @@ TEST(VCycle, ConvergenceFactorIsTheSmoothingAnalysisBoundForTwoToFiveLevels) {
   const double factor = vcycle_convergence_factor(*paper.cycle);
   report("poisson n=31 levels=5 jacobi coarse: convergence factor", factor);
   EXPECT_LE(factor, kSmoothingBound);
+}
+
+TEST(VCycle, RejectsFewerThanOneCoarseCycle) {
+  const GridHierarchy h = testing::grid_hierarchy(GridProblem::poisson_7_point, 7, 2);
+  VCycleOptions options = poisson_options();
+  options.coarse_cycles = 0;
+  EXPECT_THROW(VCycle(h.levels, options), std::invalid_argument);
 }
 
 // Block Jacobi inverts the coupling of a node's unknowns that point Jacobi sees only through
