@@ -59,7 +59,8 @@ constexpr const char* kUsage = R"(bench_octree — octree flesh vs uniform grid,
   --sweeps N         pre- and post-smoothing sweeps per level (default 1)
   --chebyshev L      Chebyshev smoothing of degree --sweeps instead of damped sweeps, over
                      [L·λ, 1.1·λ] of each level's B⁻¹A (λ its largest eigenvalue; e.g. 0.1)
-  --coarse-cycles G  cycles on each coarser level per correction: 1 V-cycle (default), 2 W-cycle
+  --coarse-cycles G  cycles on each coarser level per correction: 1 V-cycle (§7), 2 W-cycle
+                     (default, as the flesh's)
   --coarsest-nodes N stop coarsening at this many nodes (default 3000; the coarsest level is
                      factored by cholsim's Cholesky every Newton step)
   --threads N        threads (default 2)
@@ -82,7 +83,7 @@ struct Arguments {
   int sweeps = 1;
   double chebyshev_lower = 0.0;  ///< 0: damped sweeps
   int coarsest_nodes = 3000;
-  int coarse_cycles = 1;
+  int coarse_cycles = 2;
   int repeats = 3;
   std::string json;
   [[nodiscard]] bool runs(const std::string& name) const {
