@@ -3,6 +3,7 @@
 // one pre- and one post-smoothing damped-Jacobi sweep per level, restriction = prolongationᵀ,
 // re-discretized coarse operators (supplied by the caller), and the coarsest level solved by
 // damped-Jacobi sweeps (§10.4: 16) or by an installed exact solver (DirectCoarseSolver).
+// With VCycleOptions::coarse_cycles = 2 the same class runs W-cycles (the octree flesh's default).
 //
 //   VCycle cycle(std::move(levels), {.damping = 0.857});
 //   DirectCoarseSolver coarse(coarsest_matrix);           // optional
