@@ -23,11 +23,12 @@ struct OctreeLevelsOptions {
   bool direct_coarsest = true;       ///< false: the paper's damped-Jacobi sweeps on the coarsest level
   /// The cycle; damping 0.5 by default (not §7's 0.3): measured on the armadillo at 64 cells,
   /// 0.3 needs 42 MGPCG iterations to 1e-6, 0.5 needs 32, and ≥ 0.7 makes the cycle indefinite.
-  /// A W-cycle (coarse_cycles = 2), not §7's V-cycle: re-discretized levels lose the low end of
-  /// M⁻¹A's spectrum level by level, and on the armadillo at 64 / 128 / 256 cells the V-cycle
-  /// needs 32 / 43 / 52 MGPCG iterations to 1e-6, the W-cycle 28 / 30 / 30; its frames were
-  /// 1.03–1.35× faster at 128 and 256 cells (docs/benchmarks.md, issue 24, stop 46).
-  solvers::VCycleOptions cycle = {.damping = 0.5, .coarse_cycles = 2};
+  /// A K-cycle (VCycleOptions::Shape::k), not §7's V-cycle: re-discretized levels lose the low
+  /// end of M⁻¹A's spectrum level by level, and on the armadillo at 64 / 128 / 256 cells the
+  /// V-cycle needs 32 / 43 / 52 MGPCG iterations to 1e-6 where a W-cycle needs 28 / 30 / 30; the
+  /// K-cycle does as well and, unlike the W-cycle, stays positive definite where coarse
+  /// corrections overshoot (docs/benchmarks.md, issue 24, stop 46).
+  solvers::VCycleOptions cycle = {.damping = 0.5, .shape = solvers::VCycleOptions::Shape::k};
   int threads = 0;
 };
 

@@ -94,7 +94,8 @@ bool record(MultigridSolveResult& result, double relative_residual, double toler
 
 // The PCG loop is written here rather than calling solvers::conjugate_gradient because §10.4's
 // comparison needs the residual after every iteration, which conjugate_gradient does not
-// report; the recurrence is the same (Saad Alg. 9.1), with the V-cycle as M⁻¹.
+// report, and a K-cycle needs the flexible β; otherwise the recurrence is Saad's Alg. 9.1 with
+// the cycle as M⁻¹.
 MultigridSolveResult multigrid_pcg(VCycle& cycle, std::span<const double> b, std::span<double> x,
                                    const MultigridSolveOptions& options) {
   require_sizes(cycle, b, x, "multigrid_pcg");
@@ -128,8 +129,12 @@ MultigridSolveResult multigrid_pcg(VCycle& cycle, std::span<const double> b, std
     if (record(result, norm(r, threads) / b_norm, options.relative_tolerance)) break;
     precondition(r, z);
     const double rz_next = dot(r, z, threads);
-    const double beta = rz_next / rz;
-    spectrum.add_direction_update(beta);
+    // The flexible (Polak–Ribière) update β = −zₖ₊₁ᵀApₖ / pₖᵀApₖ keeps the next direction
+    // A-orthogonal to the last one even when M⁻¹ varies from call to call (a K-cycle is not a
+    // linear operator; Notay 2000). For a fixed symmetric M⁻¹ it equals rₖ₊₁ᵀzₖ₊₁ / rₖᵀzₖ, the
+    // classical β, which the Lanczos estimate keeps (for a K-cycle the spectrum is approximate).
+    const double beta = -dot(z, ap, threads) / curvature;
+    spectrum.add_direction_update(rz_next / rz);
     rz = rz_next;
     for_each_chunk(n, threads, [&](std::size_t, std::size_t begin, std::size_t end) {
       for (std::size_t i = begin; i < end; ++i) p[i] = z[i] + beta * p[i];

@@ -1,6 +1,6 @@
 #pragma once
 // The two multigrid solvers seed 001 §10.4 compares (Fig. 14, 15), on a VCycle's finest level:
-//  * MGPCG (§7): CG preconditioned by one V-cycle per iteration;
+//  * MGPCG (§7): CG preconditioned by one cycle per iteration (flexible CG, for the K-cycle);
 //  * MG: V-cycles as a stationary iteration x ← x + M⁻¹(b − A·x);
 // and the V-cycle's convergence factor, the number that says whether a hierarchy (transfers,
 // coarse operators, damping) is working.

@@ -42,7 +42,6 @@ VCycle::VCycle(std::vector<MultigridLevel> levels, VCycleOptions options)
     throw std::invalid_argument("VCycle: sweeps must be ≥ 0 (≥ 1 on the coarsest level)");
   }
   if (!(options_.damping > 0.0)) throw std::invalid_argument("VCycle: damping must be positive");
-  if (options_.coarse_cycles < 1) throw std::invalid_argument("VCycle: coarse_cycles must be ≥ 1");
   if (options_.chebyshev && !(options_.chebyshev_lower > 0.0 && options_.chebyshev_lower < 1.0)) {
     throw std::invalid_argument("VCycle: chebyshev_lower must lie in (0, 1)");
   }
@@ -59,9 +58,10 @@ VCycle::VCycle(std::vector<MultigridLevel> levels, VCycleOptions options)
       work_[l].direction.assign(n, 0.0);
       work_[l].preconditioned.assign(n, 0.0);
     }
-    if (cycles_on(static_cast<int>(l)) > 1) {
-      work_[l].repeat_residual.assign(n, 0.0);
-      work_[l].repeat_correction.assign(n, 0.0);
+    if (repeats_cycles_on(static_cast<int>(l))) {
+      work_[l].second_residual.assign(n, 0.0);
+      work_[l].second_correction.assign(n, 0.0);
+      if (options_.shape == VCycleOptions::Shape::k) work_[l].operator_times_first.assign(n, 0.0);
     }
   }
   iterate_residual_.assign(size_of(levels_[0].unknowns), 0.0);
@@ -148,28 +148,75 @@ void VCycle::cycle(int l, std::span<const double> b, std::span<double> x) {
   } else {
     level.restrict_to_coarser(b, coarse.rhs);  // x = 0: the residual is b
   }
-  cycle(l + 1, coarse.rhs, coarse.solution);
-  repeat_cycles(l + 1, coarse.rhs, coarse.solution);
+  solve_coarse_problem(l + 1, coarse.rhs, coarse.solution);
   level.prolong_from_coarser(coarse.solution, scratch);
   add_to(x, scratch, options_.threads);
   smooth(l, b, x, options_.post_sweeps);
 }
 
-// Cycles after the first on level l > 0 (W-cycle for coarse_cycles = 2): x ← x + M_l⁻¹(b − A_l·x).
 // The coarsest level is solved once: exactly by a coarse solver, and its Jacobi sweeps are
 // already a fixed iteration count (§10.4).
-int VCycle::cycles_on(int l) const {
-  return l > 0 && l + 1 < level_count() ? options_.coarse_cycles : 1;
+bool VCycle::repeats_cycles_on(int l) const {
+  return l > 0 && l + 1 < level_count() && options_.shape != VCycleOptions::Shape::v;
 }
 
-void VCycle::repeat_cycles(int l, std::span<const double> b, std::span<double> x) {
-  LevelWork& work = work_[static_cast<std::size_t>(l)];
-  for (int k = 1; k < cycles_on(l); ++k) {
-    levels_[static_cast<std::size_t>(l)].apply(x, work.repeat_residual);
-    residual_in_place(b, work.repeat_residual, options_.threads);
-    cycle(l, work.repeat_residual, work.repeat_correction);
-    add_to(x, work.repeat_correction, options_.threads);
+void VCycle::solve_coarse_problem(int l, std::span<const double> b, std::span<double> x) {
+  if (!repeats_cycles_on(l)) {
+    cycle(l, b, x);
+    return;
   }
+  if (options_.shape == VCycleOptions::Shape::k) {
+    krylov_cycles(l, b, x);
+    return;
+  }
+  // W: x ← c₁ + M_l⁻¹(b − A_l·c₁).
+  LevelWork& work = work_[static_cast<std::size_t>(l)];
+  cycle(l, b, x);
+  levels_[static_cast<std::size_t>(l)].apply(x, work.second_residual);
+  residual_in_place(b, work.second_residual, options_.threads);
+  cycle(l, work.second_residual, work.second_correction);
+  add_to(x, work.second_correction, options_.threads);
+}
+
+// Notay & Vassilevski 2008, the K-cycle with two inner iterations: c₁ = M⁻¹b scaled by
+// α₁ = c₁ᵀb / c₁ᵀAc₁ (the A-norm error's minimum along c₁); if ‖b − α₁Ac₁‖ > ¼‖b‖, c₂ = M⁻¹ of that
+// residual, A-orthogonalized against c₁ (d = c₂ − β c₁, β = c₂ᵀAc₁ / c₁ᵀAc₁) and added with its own
+// optimal step. Two products with A_l per visit (one when the first step suffices), as many as the
+// W-cycle's residual and smoothing would not save.
+void VCycle::krylov_cycles(int l, std::span<const double> b, std::span<double> x) {
+  constexpr double kEnoughReduction = 0.25;  // Notay & Vassilevski's t
+  const MultigridLevel& level = levels_[static_cast<std::size_t>(l)];
+  LevelWork& work = work_[static_cast<std::size_t>(l)];
+  const int threads = options_.threads;
+  cycle(l, b, x);  // c₁
+  const std::span<double> a_first = work.operator_times_first;
+  level.apply(x, a_first);
+  const double first_energy = linalg::dot(x, a_first);
+  if (!(first_energy > 0.0)) return;  // c₁ = 0 (b = 0): nothing to scale
+  const double first_step = linalg::dot(x, b) / first_energy;
+  const std::span<double> r = work.second_residual;
+  linalg::parallel_chunks(level.unknowns, threads, [&](Index begin, Index end) {
+    for (auto i = size_of(begin); i < size_of(end); ++i) r[i] = b[i] - first_step * a_first[i];
+  });
+  if (linalg::norm2(r) <= kEnoughReduction * linalg::norm2(b)) {
+    linalg::parallel_chunks(level.unknowns, threads, [&](Index begin, Index end) {
+      for (auto i = size_of(begin); i < size_of(end); ++i) x[i] *= first_step;
+    });
+    return;
+  }
+  const std::span<double> second = work.second_correction;
+  cycle(l, r, second);  // c₂
+  const std::span<double> a_second = work.scratch;  // free again once the cycle returned
+  level.apply(second, a_second);
+  const double coupling = linalg::dot(second, a_first);             // c₂ᵀAc₁
+  const double beta = coupling / first_energy;
+  const double direction_energy = linalg::dot(second, a_second) - beta * coupling;  // dᵀAd
+  // dᵀr = c₂ᵀr, since c₁ᵀr = 0 after the first step.
+  const double second_step = direction_energy > 0.0 ? linalg::dot(second, r) / direction_energy : 0.0;
+  const double first_weight = first_step - second_step * beta;
+  linalg::parallel_chunks(level.unknowns, threads, [&](Index begin, Index end) {
+    for (auto i = size_of(begin); i < size_of(end); ++i) x[i] = first_weight * x[i] + second_step * second[i];
+  });
 }
 
 void VCycle::solve_coarsest(std::span<const double> b, std::span<double> x) {
@@ -288,7 +335,8 @@ std::size_t VCycle::memory_bytes() const {
   std::size_t values = iterate_residual_.capacity() + iterate_correction_.capacity();
   for (const LevelWork& work : work_) {
     values += work.rhs.capacity() + work.solution.capacity() + work.scratch.capacity() + work.direction.capacity() +
-              work.preconditioned.capacity() + work.repeat_residual.capacity() + work.repeat_correction.capacity();
+              work.preconditioned.capacity() + work.second_residual.capacity() + work.second_correction.capacity() +
+              work.operator_times_first.capacity();
   }
   for (const MultigridLevel& level : levels_) values += level.diagonal.capacity() + level.block_diagonal.capacity();
   return values * sizeof(double);

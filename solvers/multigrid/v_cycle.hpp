@@ -3,7 +3,7 @@
 // one pre- and one post-smoothing damped-Jacobi sweep per level, restriction = prolongationᵀ,
 // re-discretized coarse operators (supplied by the caller), and the coarsest level solved by
 // damped-Jacobi sweeps (§10.4: 16) or by an installed exact solver (DirectCoarseSolver).
-// With VCycleOptions::coarse_cycles = 2 the same class runs W-cycles (the octree flesh's default).
+// VCycleOptions::shape makes the same class run W- or K-cycles (the octree flesh uses a K-cycle).
 //
 //   VCycle cycle(std::move(levels), {.damping = 0.857});
 //   DirectCoarseSolver coarse(coarsest_matrix);           // optional
@@ -46,14 +46,20 @@ struct VCycleOptions {
   /// 0.14 at degree 2 against 0.26 for two damped sweeps; 0.1, PETSc's default, gave 0.28).
   bool chebyshev = false;
   double chebyshev_lower = 0.2;
-  /// γ: how many cycles on the next coarser level each level's correction takes (1: the V-cycle
-  /// of §7; 2: the W-cycle). The second cycle corrects the first on the coarse level's residual,
-  /// so the coarse problem is solved by two stationary iterations of the coarser cycle — still
-  /// a symmetric operator, positive definite while that cycle converges (its M⁻¹A within (0, 2)).
-  /// It repairs what re-discretized levels lose cycle by cycle (issue 24: on the octree
-  /// armadillo the smallest eigenvalue of M⁻¹A falls from 0.08 with two levels to 0.02 with
-  /// five). The coarsest level is solved once whatever γ is.
-  int coarse_cycles = 1;
+  /// How each level's coarse problem is solved (every level but the coarsest, which is solved
+  /// once, exactly or by its sweeps):
+  ///  * v: one cycle of the next level (§7);
+  ///  * w: two, the second on the first's residual — a linear, symmetric operator, positive
+  ///    definite only while the coarser cycle converges as a stationary iteration (its M⁻¹A
+  ///    within (0, 2)); the §10.4 cube's coarse corrections overshoot beyond that and break it;
+  ///  * k: the K-cycle (Notay & Vassilevski 2008): the first cycle's correction scaled to
+  ///    minimize the coarse energy error and, unless it already reduced the coarse residual to
+  ///    a quarter, a second cycle combined with it by one flexible-CG step. It cannot overshoot,
+  ///    but it is not linear: CG preconditioned by it needs the flexible β (multigrid_pcg uses it).
+  /// Re-discretized levels lose the low end of M⁻¹A's spectrum level by level (issue 24: on the
+  /// octree armadillo λmin falls from 0.08 with two levels to 0.02 with five); w and k keep it.
+  enum class Shape { v, w, k };
+  Shape shape = Shape::v;
   /// Threads of the smoothing and vector loops (linalg::parallel_chunks; 0: all hardware
   /// threads). The levels' callbacks choose their own.
   int threads = 0;
@@ -107,15 +113,19 @@ class VCycle {
     std::vector<double> direction;       // Chebyshev: the last step (power iteration: the iterate)
     std::vector<double> preconditioned;  // Chebyshev: B⁻¹ times the residual
     double largest_eigenvalue = 0.0;     // Chebyshev: λmax(B⁻¹A) estimate; 0: to be estimated
-    std::vector<double> repeat_residual;    // coarse_cycles > 1: the residual after a cycle here
-    std::vector<double> repeat_correction;  // and the next cycle's correction
+    // W- and K-cycles on a coarse level: the residual after the first cycle, the second
+    // cycle's correction, and (K) the operator times the first correction.
+    std::vector<double> second_residual;
+    std::vector<double> second_correction;
+    std::vector<double> operator_times_first;
   };
 
   void cycle(int l, std::span<const double> b, std::span<double> x);
   void solve_coarsest(std::span<const double> b, std::span<double> x);
-  /// Level l's solution after its first cycle, corrected by coarse_cycles − 1 more.
-  void repeat_cycles(int l, std::span<const double> b, std::span<double> x);
-  [[nodiscard]] int cycles_on(int l) const;
+  /// x ≈ A_l⁻¹·b for a coarse level l, by the cycles options().shape says.
+  void solve_coarse_problem(int l, std::span<const double> b, std::span<double> x);
+  void krylov_cycles(int l, std::span<const double> b, std::span<double> x);
+  [[nodiscard]] bool repeats_cycles_on(int l) const;
   void smooth_from_zero(int l, std::span<const double> b, std::span<double> x, int sweeps);
   void smooth(int l, std::span<const double> b, std::span<double> x, int sweeps);
   [[nodiscard]] bool smooths_by_chebyshev(int l, int sweeps) const;

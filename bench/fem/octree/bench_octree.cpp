@@ -59,8 +59,8 @@ constexpr const char* kUsage = R"(bench_octree — octree flesh vs uniform grid,
   --sweeps N         pre- and post-smoothing sweeps per level (default 1)
   --chebyshev L      Chebyshev smoothing of degree --sweeps instead of damped sweeps, over
                      [L·λ, 1.1·λ] of each level's B⁻¹A (λ its largest eigenvalue; e.g. 0.1)
-  --coarse-cycles G  cycles on each coarser level per correction: 1 V-cycle (§7), 2 W-cycle
-                     (default, as the flesh's)
+  --cycle v|w|k      the cycle's shape: v (§7's V-cycle), w (W-cycle), k (K-cycle: default,
+                     as the flesh's); the §10.4 cube always runs §10.4's V-cycle
   --coarsest-nodes N stop coarsening at this many nodes (default 3000; the coarsest level is
                      factored by cholsim's Cholesky every Newton step)
   --threads N        threads (default 2)
@@ -83,13 +83,20 @@ struct Arguments {
   int sweeps = 1;
   double chebyshev_lower = 0.0;  ///< 0: damped sweeps
   int coarsest_nodes = 3000;
-  int coarse_cycles = 2;
+  solvers::VCycleOptions::Shape cycle = solvers::VCycleOptions::Shape::k;
   int repeats = 3;
   std::string json;
   [[nodiscard]] bool runs(const std::string& name) const {
     return std::find(experiments.begin(), experiments.end(), name) != experiments.end();
   }
 };
+
+solvers::VCycleOptions::Shape parse_cycle_shape(const std::string& text) {
+  if (text == "v") return solvers::VCycleOptions::Shape::v;
+  if (text == "w") return solvers::VCycleOptions::Shape::w;
+  if (text == "k") return solvers::VCycleOptions::Shape::k;
+  throw std::invalid_argument("--cycle: expected v, w or k, got '" + text + "'");
+}
 
 Arguments parse_arguments(int argc, char** argv) {
   Arguments arguments;
@@ -107,7 +114,7 @@ Arguments parse_arguments(int argc, char** argv) {
     else if (flag == "--cube-damping") arguments.cube_damping = bench::parse_number(flag, cursor.value());
     else if (flag == "--sweeps") arguments.sweeps = bench::parse_positive(flag, cursor.value());
     else if (flag == "--chebyshev") arguments.chebyshev_lower = bench::parse_number(flag, cursor.value());
-    else if (flag == "--coarse-cycles") arguments.coarse_cycles = bench::parse_positive(flag, cursor.value());
+    else if (flag == "--cycle") arguments.cycle = parse_cycle_shape(cursor.value());
     else if (flag == "--coarsest-nodes") arguments.coarsest_nodes = bench::parse_positive(flag, cursor.value());
     else if (flag == "--repeats") arguments.repeats = bench::parse_positive(flag, cursor.value());
     else if (flag == "--json") arguments.json = cursor.value();
@@ -155,7 +162,7 @@ oct::OctreeFleshOptions flesh_options(const Arguments& arguments, int threads) {
   options.levels.cycle.chebyshev = arguments.chebyshev_lower > 0.0;
   if (options.levels.cycle.chebyshev) options.levels.cycle.chebyshev_lower = arguments.chebyshev_lower;
   options.levels.coarsest_nodes = arguments.coarsest_nodes;
-  options.levels.cycle.coarse_cycles = arguments.coarse_cycles;
+  options.levels.cycle.shape = arguments.cycle;
   return options;
 }
 
@@ -331,7 +338,7 @@ nlohmann::json spectrum_json(const CycleSpectrum& s) {
 
 nlohmann::json run_convergence(const Arguments& arguments, const oct::OctreeScene& scene) {
   std::printf("\n## MGPCG convergence (§7): iterations to a 1e-6 relative residual\n\n"
-              "| cells | unknowns | levels | iterations | MGPCG s | V-cycle factor (200 power cycles) | Ritz λmin, λmax of M⁻¹A | κ |\n"
+              "| cells | unknowns | levels | iterations | MGPCG s | cycle factor (200 power cycles) | Ritz λmin, λmax of M⁻¹A | κ |\n"
               "|---|---|---|---|---|---|---|---|\n");
   nlohmann::json rows = nlohmann::json::array();
   for (const int cells : arguments.cells) {
@@ -350,7 +357,7 @@ nlohmann::json run_convergence(const Arguments& arguments, const oct::OctreeScen
   // The V-cycle factor against the number of levels at the middle resolution.
   const int cells = arguments.cells[arguments.cells.size() / 2];
   const oct::BalancedOctree tree = build_tree(scene.surface, cells, false, arguments.threads);
-  std::printf("\n| levels (at %d cells) | MGPCG iterations | MGPCG s | V-cycle factor | Ritz λmin, λmax | κ |\n|---|---|---|---|---|---|\n", cells);
+  std::printf("\n| levels (at %d cells) | MGPCG iterations | MGPCG s | cycle factor | Ritz λmin, λmax | κ |\n|---|---|---|---|---|---|\n", cells);
   nlohmann::json by_levels = nlohmann::json::array();
   for (int levels = 2; levels <= 7; ++levels) {
     oct::OctreeFleshOptions options = flesh_options(arguments, arguments.threads);
@@ -447,6 +454,7 @@ nlohmann::json run_cube(const Arguments& arguments) {
     options.direct_coarsest = direct_coarsest;
     options.cycle.damping = arguments.cube_damping;
     options.cycle.coarse_jacobi_sweeps = 16;
+    options.cycle.shape = solvers::VCycleOptions::Shape::v;  // §10.4's V-cycle
     options.threads = arguments.threads;
     auto hierarchy = std::make_unique<oct::OctreeHierarchy>(tree, lame, 1000.0, options);
     hierarchy->embed_points(held);
