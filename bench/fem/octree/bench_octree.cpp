@@ -402,15 +402,17 @@ void observed_pcg(const Apply& apply, const Precondition& precondition, std::spa
   double rz = std::inner_product(r.begin(), r.end(), z.begin(), 0.0);
   for (int iteration = 1; iteration <= iterations; ++iteration) {
     apply(p, q);
-    const double alpha = rz / std::inner_product(p.begin(), p.end(), q.begin(), 0.0);
+    const double curvature = std::inner_product(p.begin(), p.end(), q.begin(), 0.0);
+    const double alpha = rz / curvature;
     for (std::size_t k = 0; k < n; ++k) {
       x[k] += alpha * p[k];
       r[k] -= alpha * q[k];
     }
     precondition(r, z);
-    const double rz_next = std::inner_product(r.begin(), r.end(), z.begin(), 0.0);
-    for (std::size_t k = 0; k < n; ++k) p[k] = z[k] + (rz_next / rz) * p[k];
-    rz = rz_next;
+    rz = std::inner_product(r.begin(), r.end(), z.begin(), 0.0);
+    // The flexible β (as multigrid_pcg): a K-cycle preconditioner is not linear.
+    const double beta = -std::inner_product(z.begin(), z.end(), q.begin(), 0.0) / curvature;
+    for (std::size_t k = 0; k < n; ++k) p[k] = z[k] + beta * p[k];
     if (!observe(iteration)) return;
   }
 }
@@ -447,21 +449,23 @@ nlohmann::json run_cube(const Arguments& arguments) {
   std::vector<oct::EmbeddedSpring> springs;
   const double k_hold = 1e3 * 1e5 * h;
   for (std::size_t p = 0; p < held.size(); ++p) springs.push_back({static_cast<Index>(p), k_hold * Mat3::identity(), held[p]});
-  const auto make_hierarchy = [&](bool direct_coarsest) {
+  const auto make_hierarchy = [&](bool direct_coarsest, solvers::VCycleOptions::Shape shape) {
     oct::OctreeLevelsOptions options;
     options.max_levels = 7;
     options.coarsest_nodes = 1;
     options.direct_coarsest = direct_coarsest;
     options.cycle.damping = arguments.cube_damping;
     options.cycle.coarse_jacobi_sweeps = 16;
-    options.cycle.shape = solvers::VCycleOptions::Shape::v;  // §10.4's V-cycle
+    options.cycle.shape = shape;
     options.threads = arguments.threads;
     auto hierarchy = std::make_unique<oct::OctreeHierarchy>(tree, lame, 1000.0, options);
     hierarchy->embed_points(held);
     return hierarchy;
   };
-  std::unique_ptr<oct::OctreeHierarchy> sweeps = make_hierarchy(false);
-  std::unique_ptr<oct::OctreeHierarchy> direct = make_hierarchy(true);
+  // §10.4's V-cycles, then the K-cycle the flesh uses.
+  std::unique_ptr<oct::OctreeHierarchy> sweeps = make_hierarchy(false, solvers::VCycleOptions::Shape::v);
+  std::unique_ptr<oct::OctreeHierarchy> direct = make_hierarchy(true, solvers::VCycleOptions::Shape::v);
+  std::unique_ptr<oct::OctreeHierarchy> krylov = make_hierarchy(true, solvers::VCycleOptions::Shape::k);
   const oct::OctreeMesh& mesh = sweeps->mesh(0);
   // Every node displaced at random by up to 100/256 of the side (the paper's ±100 on 256).
   std::vector<double> x(static_cast<std::size_t>(3 * mesh.node_count()));
@@ -471,10 +475,10 @@ nlohmann::json run_cube(const Arguments& arguments) {
     const Vec3 p = mesh.node_position(n);
     for (int i = 0; i < 3; ++i) x[3 * n + i] = p[i] + displacement(generator);
   }
-  sweeps->op(0).linearize_at(x);
-  direct->op(0).linearize_at(x);
-  sweeps->prepare(springs, 0.0);
-  direct->prepare(springs, 0.0);
+  for (oct::OctreeHierarchy* hierarchy : {sweeps.get(), direct.get(), krylov.get()}) {
+    hierarchy->op(0).linearize_at(x);
+    hierarchy->prepare(springs, 0.0);
+  }
   std::vector<double> b(x.size(), 0.0);
   sweeps->op(0).add_elastic_forces(x, b);
   sweeps->op(0).add_spring_forces(x, b);
@@ -518,13 +522,21 @@ nlohmann::json run_cube(const Arguments& arguments) {
       if (!observe(k)) return;
     }
   });
-  for (oct::OctreeHierarchy* hierarchy : {sweeps.get(), direct.get()}) {
-    const std::string name = hierarchy == sweeps.get() ? "MGPCG (16 Jacobi sweeps on the coarsest)" : "MGPCG (Cholesky on the coarsest)";
+  for (oct::OctreeHierarchy* hierarchy : {sweeps.get(), direct.get(), krylov.get()}) {
+    const std::string name = hierarchy == sweeps.get() ? "MGPCG (16 Jacobi sweeps on the coarsest)"
+                             : hierarchy == direct.get() ? "MGPCG (Cholesky on the coarsest)"
+                                                         : "MGPCG, K-cycle (Cholesky on the coarsest)";
     run(name, 200, [&](std::span<double> iterate, int iterations, auto&& observe) {
       observed_pcg(apply, [&](std::span<const double> r, std::span<double> z) { hierarchy->cycle().apply(r, z); }, b,
                    iterate, iterations, observe);
     });
   }
+  run("MG, K-cycle (Cholesky on the coarsest)", 200, [&](std::span<double> iterate, int iterations, auto&& observe) {
+    for (int k = 1; k <= iterations; ++k) {
+      krylov->cycle().iterate(b, iterate);
+      if (!observe(k)) return;
+    }
+  });
   std::printf("\n## §10.4 cube (%d cells across, %d elements, %d levels): max-norm error against the direct solution\n\n"
               "| method | iterations to 1e-2 / 1e-4 / 1e-6 | seconds to 1e-2 | to 1e-4 | to 1e-6 |\n|---|---|---|---|---|\n",
               cells, mesh.element_count(), sweeps->level_count());
@@ -541,8 +553,11 @@ nlohmann::json run_cube(const Arguments& arguments) {
                 time_to(curve, 1e-6));
     json.push_back({{"method", curve.method}, {"seconds", curve.seconds}, {"error", curve.error}});
   }
-  const double speedup = time_to(curves[2], 1e-6) / time_to(curves[3], 1e-6);
-  std::printf("\nMGPCG with cholsim's Cholesky on the coarsest level: %.2fx faster to 1e-6 than with 16 Jacobi sweeps\n", speedup);
+  // To 1e-6, or to 1e-4 where the 16 sweeps do not reach 1e-6 within the 200 iterations.
+  const double target = std::isfinite(time_to(curves[2], 1e-6)) ? 1e-6 : 1e-4;
+  const double speedup = time_to(curves[2], target) / time_to(curves[3], target);
+  std::printf("\nMGPCG with cholsim's Cholesky on the coarsest level: %.2fx faster to %.0e than with 16 Jacobi sweeps%s\n",
+              speedup, target, target == 1e-6 ? "" : " (which do not reach 1e-6 in 200 iterations)");
   return {{"cells", cells}, {"elements", mesh.element_count()}, {"curves", json}, {"direct_coarsest_speedup", speedup}};
 }
 
