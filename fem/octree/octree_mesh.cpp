@@ -21,6 +21,8 @@ using linalg::Index;
 struct InterpolationRow {
   int count = 1;
   std::array<int, 4> columns{};
+  /// 1/count (1, 1/2 or 1/4: a product, exact, where a division would cost more).
+  [[nodiscard]] double weight() const { return count == 1 ? 1.0 : count == 2 ? 0.5 : 0.25; }
 };
 
 InterpolationRow interpolation_row(int child, std::uint8_t hanging, int a) {
@@ -204,12 +206,16 @@ Vec3 OctreeMesh::element_origin(Index e) const {
 
 void OctreeMesh::gather(Index e, std::span<const double> nodal, std::array<Vec3, 8>& primary) const {
   const auto ue = static_cast<std::size_t>(e);
+  if (hanging[ue] == 0) {  // most elements: W = I
+    for (std::size_t a = 0; a < 8; ++a) primary[a] = fem::node_position(nodal, conforming_nodes[ue][a]);
+    return;
+  }
   const int child = child_number(elements[ue]);
   for (int a = 0; a < 8; ++a) {
     const InterpolationRow row = interpolation_row(child, hanging[ue], a);
     Vec3 sum;
     for (int k = 0; k < row.count; ++k) sum += fem::node_position(nodal, conforming_nodes[ue][static_cast<std::size_t>(row.columns[static_cast<std::size_t>(k)])]);
-    primary[static_cast<std::size_t>(a)] = sum / static_cast<double>(row.count);
+    primary[static_cast<std::size_t>(a)] = sum * row.weight();
   }
 }
 
@@ -220,10 +226,21 @@ template <typename Keep>
 void scatter_rows(const OctreeMesh& mesh, Index e, const std::array<Vec3, 8>& primary, std::span<double> nodal,
                   const Keep& keep) {
   const auto ue = static_cast<std::size_t>(e);
+  if (mesh.hanging[ue] == 0) {  // most elements: W = I
+    for (std::size_t a = 0; a < 8; ++a) {
+      const Index node = mesh.conforming_nodes[ue][a];
+      if (!keep(node)) continue;
+      const auto first = 3 * static_cast<std::size_t>(node);
+      nodal[first] += primary[a].x;
+      nodal[first + 1] += primary[a].y;
+      nodal[first + 2] += primary[a].z;
+    }
+    return;
+  }
   const int child = child_number(mesh.elements[ue]);
   for (int a = 0; a < 8; ++a) {
     const InterpolationRow row = interpolation_row(child, mesh.hanging[ue], a);
-    const Vec3 share = primary[static_cast<std::size_t>(a)] / static_cast<double>(row.count);
+    const Vec3 share = primary[static_cast<std::size_t>(a)] * row.weight();
     for (int k = 0; k < row.count; ++k) {
       const Index node = mesh.conforming_nodes[ue][static_cast<std::size_t>(row.columns[static_cast<std::size_t>(k)])];
       if (!keep(node)) continue;
