@@ -186,9 +186,7 @@ int run_octree(const OctreeCommandOptions& flags) {
   options.max_newton_steps = flags.newton_steps;
   options.max_solver_iterations = flags.solver_iterations;
   options.threads = flags.threads;
-  std::vector<Vec3> surface_points;
-  for (Index v = 0; v < scene.surface.node_count(); ++v) surface_points.push_back(fem::node_position(scene.surface.positions, v));
-  oct::OctreeFlesh flesh(tree, scene.bone_points, surface_points, options);
+  oct::OctreeFlesh flesh(tree, scene.bone_points, oct::surface_points(scene), options);
   flesh.set_obstacles(scene.obstacles);
   const double build_seconds = seconds_since(build_start);
   progress(std::to_string(flesh.mesh().element_count()) + " elements, " + std::to_string(flesh.mesh().node_count()) +

@@ -18,6 +18,13 @@ Vec3 BoneScript::position(const Vec3& rest, double time) const {
   return centre + turned + Vec3{0.0, lift * std::sin(phase), 0.0};
 }
 
+std::vector<Vec3> surface_points(const OctreeScene& scene) {
+  std::vector<Vec3> points;
+  points.reserve(static_cast<std::size_t>(scene.surface.node_count()));
+  for (linalg::Index v = 0; v < scene.surface.node_count(); ++v) points.push_back(node_position(scene.surface.positions, v));
+  return points;
+}
+
 Vec3 volume_centroid(const SurfaceMesh& surface) {
   double volume = 0.0;
   Vec3 moment;

@@ -36,6 +36,10 @@ struct OctreeScene {
 /// the lowest point. Throws std::invalid_argument for a surface without volume.
 OctreeScene make_octree_scene(SurfaceMesh surface, const std::string& name);
 
+/// The surface's vertices, embedded in the flesh: the points that meet the obstacles (§8, frictional
+/// penalty contact) and carry the render mesh.
+std::vector<linalg::Vec3> surface_points(const OctreeScene& scene);
+
 /// The volume centroid of a closed, outward-oriented surface (signed tetrahedra to the origin).
 linalg::Vec3 volume_centroid(const SurfaceMesh& surface);
 

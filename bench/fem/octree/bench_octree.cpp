@@ -173,7 +173,8 @@ std::unique_ptr<oct::OctreeFlesh> make_flesh(const Arguments& arguments, const o
                                              int threads) {
   oct::OctreeFleshOptions options = flesh_options(arguments, threads);
   options.solver = solver;
-  auto flesh = std::make_unique<oct::OctreeFlesh>(tree, scene.bone_points, std::vector<Vec3>{}, options);
+  // The surface embedded as the app does: its points meet the floor (frictional contact, §8).
+  auto flesh = std::make_unique<oct::OctreeFlesh>(tree, scene.bone_points, oct::surface_points(scene), options);
   flesh->set_obstacles(scene.obstacles);
   return flesh;
 }
@@ -365,7 +366,8 @@ nlohmann::json run_convergence(const Arguments& arguments, const oct::OctreeScen
     oct::OctreeFleshOptions options = flesh_options(arguments, arguments.threads);
     options.levels.max_levels = levels;
     options.levels.coarsest_nodes = 1;
-    oct::OctreeFlesh flesh(tree, scene.bone_points, {}, options);
+    oct::OctreeFlesh flesh(tree, scene.bone_points, oct::surface_points(scene), options);
+    flesh.set_obstacles(scene.obstacles);
     std::vector<Vec3> targets = scene.bone_points;
     flesh.step(0.0, targets);
     oct::OctreeHierarchy& hierarchy = flesh.hierarchy();
