@@ -23,12 +23,12 @@ struct OctreeLevelsOptions {
   bool direct_coarsest = true;       ///< false: the paper's damped-Jacobi sweeps on the coarsest level
   /// The cycle; damping 0.5 by default (not §7's 0.3): measured on the armadillo at 64 cells,
   /// 0.3 needs 42 MGPCG iterations to 1e-6, 0.5 needs 32, and ≥ 0.7 makes the cycle indefinite.
-  /// A K-cycle (VCycleOptions::Shape::k), not §7's V-cycle: re-discretized levels lose the low
-  /// end of M⁻¹A's spectrum level by level, and on the armadillo at 64 / 128 / 256 cells the
-  /// V-cycle needs 32 / 43 / 52 MGPCG iterations to 1e-6 where a W-cycle needs 28 / 30 / 30; the
-  /// K-cycle does as well and, unlike the W-cycle, stays positive definite where coarse
-  /// corrections overshoot (docs/benchmarks.md, issue 24, stop 46).
-  solvers::VCycleOptions cycle = {.damping = 0.5, .shape = solvers::VCycleOptions::Shape::k};
+  /// §7's V-cycle. A K-cycle (VCycleOptions::Shape::k) keeps what re-discretized levels lose:
+  /// on the armadillo at 64 / 128 / 256 cells MGPCG to 1e-6 takes 27 / 27 / 24 iterations
+  /// against the V-cycle's 32 / 44 / 52. But a frame caps Newton at 10 steps of 3 iterations
+  /// (§10.2), and a K-cycle iteration costs more: with the floor contact, frames took 1.20–1.32×
+  /// the V-cycle's (docs/benchmarks.md, issue 24, stop 46).
+  solvers::VCycleOptions cycle = {.damping = 0.5};
   int threads = 0;
 };
 

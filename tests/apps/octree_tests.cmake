@@ -23,7 +23,12 @@ set_tests_properties(apps.octree.volume_frames_read_back apps.octree.surface_fra
 cholsim_app_test(uniform_direct ARGS "octree|--cells|12|--uniform|--solver|direct|--frames|1|--out|${CMAKE_CURRENT_BINARY_DIR}/octree_uniform"
   STDOUT_REGEX "linear solver: +direct.*uniform grid")
 
+# The K-cycle instead of §7's V-cycle.
+cholsim_app_test(k_cycle ARGS "octree|--cells|24|--frames|2|--cycle|k|--out|${CMAKE_CURRENT_BINARY_DIR}/octree_k_cycle|--json"
+  STDOUT_REGEX "\"cycle\": \"k-cycle\".*\"frames\": 2")
+
 # Bad input: exit 2, nothing on stdout.
+cholsim_app_test(bad_cycle ARGS "octree|--cycle|x" EXPECT_EXIT 2 STDERR_REGEX "cycle" STDOUT_EMPTY)
 cholsim_app_test(bad_solver ARGS "octree|--solver|lu" EXPECT_EXIT 2 STDERR_REGEX "lu" STDOUT_EMPTY)
 cholsim_app_test(missing_mesh ARGS "octree|--mesh|/nonexistent/mesh.obj" EXPECT_EXIT 2 STDERR_REGEX "mesh" STDOUT_EMPTY)
 cholsim_app_test(open_mesh ARGS "octree|--mesh|${CMAKE_CURRENT_SOURCE_DIR}/data/open_cube.obj|--out|${CMAKE_CURRENT_BINARY_DIR}/octree_open"
