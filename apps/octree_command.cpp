@@ -40,7 +40,7 @@ struct OctreeCommandOptions {
   std::string solver = "mgpcg";
   int frames = 0;  ///< 0: the scene's duration
   int levels = 7;
-  std::string cycle = "v";
+  std::string cycle = "k";
   int newton_steps = 10;
   int solver_iterations = 3;
   double young_modulus = 5e4;
@@ -295,9 +295,9 @@ void add_octree_command(CLI::App& app, CommandAction& action) {
       "Without arguments: the bundled armadillo's surface at 256 finest cells across, E = 5e4 Pa, nu = 0.3,\n"
       "1000 kg/m^3, hung on a spherical bone at its centroid that lifts by a tenth of the height and swings\n"
       "0.3 rad over 2 s (48 frames of 1/24 s), feet on a frictional floor; backward Euler, at most 10 Newton steps a\n"
-      "frame and 3 MGPCG iterations a Newton step (seed 001 §10.2), 7 multigrid levels in V-cycles, the coarsest\n"
-      "solved by cholsim's Cholesky. --cycle k needs fewer iterations to a tolerance but, under these caps, more\n"
-      "time a frame.\n"
+      "frame and 3 MGPCG iterations a Newton step (seed 001 §10.2), 7 multigrid levels in K-cycles (robust where\n"
+      "contact springs make §7's V-cycle indefinite), the coarsest solved by cholsim's Cholesky. --cycle v: §7's\n"
+      "V-cycle, faster a frame under these caps.\n"
       "--uniform puts every inside cell at the finest size (the paper's uniform-grid baseline, same code).\n"
       "--solver mg|cg|direct swaps the linear solver (direct: cholsim's supernodal Cholesky on the assembled matrix).\n"
       "Output in --out: octree.pvd + octree_NNNN.vtu (hexahedra; cell data level, hanging_nodes, strain; point data\n"
@@ -317,8 +317,8 @@ void add_octree_command(CLI::App& app, CommandAction& action) {
       ->check(CLI::PositiveNumber);
   command->add_option("--levels", flags->levels, "Most multigrid levels")->check(CLI::Range(1, 12))->capture_default_str();
   command->add_option("--cycle", flags->cycle,
-                      "Multigrid cycle: v (seed 001 §7), w, or k (K-cycle: fewer iterations to a tolerance, "
-                      "more time per iteration)")
+                      "Multigrid cycle: k (K-cycle: fewer iterations, never indefinite), v (seed 001 §7: cheaper "
+                      "per iteration) or w")
       ->check(CLI::IsMember({"v", "w", "k"}))
       ->capture_default_str();
   command->add_option("--newton-steps", flags->newton_steps, "Most Newton steps a frame")
