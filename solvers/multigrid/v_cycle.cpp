@@ -181,8 +181,8 @@ void VCycle::solve_coarse_problem(int l, std::span<const double> b, std::span<do
 // Notay & Vassilevski 2008, the K-cycle with two inner iterations: c₁ = M⁻¹b scaled by
 // α₁ = c₁ᵀb / c₁ᵀAc₁ (the A-norm error's minimum along c₁); if ‖b − α₁Ac₁‖ > ¼‖b‖, c₂ = M⁻¹ of that
 // residual, A-orthogonalized against c₁ (d = c₂ − β c₁, β = c₂ᵀAc₁ / c₁ᵀAc₁) and added with its own
-// optimal step. Two products with A_l per visit (one when the first step suffices), as many as the
-// W-cycle's residual and smoothing would not save.
+// optimal step. Two products with A_l per visit (one when the first step suffices); the W-cycle's
+// second cycle needs one, for its residual.
 void VCycle::krylov_cycles(int l, std::span<const double> b, std::span<double> x) {
   constexpr double kEnoughReduction = 0.25;  // Notay & Vassilevski's t
   const MultigridLevel& level = levels_[static_cast<std::size_t>(l)];
