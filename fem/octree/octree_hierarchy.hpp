@@ -24,9 +24,9 @@ struct OctreeLevelsOptions {
   /// The cycle; damping 0.5 by default (not §7's 0.3): measured on the armadillo at 64 cells,
   /// 0.3 needs 42 MGPCG iterations to 1e-6, 0.5 needs 32, and ≥ 0.7 makes the cycle indefinite.
   /// A K-cycle (VCycleOptions::Shape::k), not §7's V-cycle. With the floor contact, MGPCG to
-  /// 1e-6 with V-cycles broke down at 256 cells (rᵀM⁻¹r < 0 at iteration 10: the contact springs
-  /// give the finest level's D⁻¹A an eigenvalue ≈ 6.5, and damping·6.5 > 2 makes its Jacobi
-  /// smoothing diverge); the K-cycle does not repair that smoother, but it solved the
+  /// 1e-6 with V-cycles broke down at 256 cells (rᵀM⁻¹r < 0 at iteration 10: at that contact
+  /// state the finest level's D⁻¹A has an eigenvalue ≈ 6.5, and damping·6.5 > 2 makes its
+  /// Jacobi smoothing diverge); the K-cycle does not repair that smoother, but it solved the
   /// same system in 24 iterations (the V-cycle needs 32 / 44 at 64 / 128 cells, the K-cycle
   /// 27 / 27). The price: under §10.2's caps (10 Newton steps of 3 iterations) its frames take
   /// 1.23–1.37× the V-cycle's; `cycle.shape = v` for those (docs/benchmarks.md, issue 24, stop 46).
