@@ -133,7 +133,8 @@ void add_octree_section(Report& report, const oct::OctreeFlesh& flesh, const Oct
   report.add_count("nodes", "nodes", mesh.node_count());
   report.add_count("elements_with_hanging_nodes", "elements with hanging nodes", hanging_elements);
   report.add_count("levels", "multigrid levels", hierarchy.level_count());
-  report.add_text("cycle", "multigrid cycle", flags.cycle + "-cycle");
+  report.add_text("cycle", "multigrid cycle",
+                  std::string(solvers::cycle_shape_name(flesh.options().levels.cycle.shape)) + "-cycle");
   std::string sizes;
   for (int l = 0; l < hierarchy.level_count(); ++l) {
     sizes += (l ? ", " : "") + format_count(hierarchy.mesh(l).node_count());
@@ -185,9 +186,7 @@ int run_octree(const OctreeCommandOptions& flags) {
   options.young_modulus = flags.young_modulus;
   options.solver = oct::parse_octree_solver(flags.solver);
   options.levels.max_levels = flags.levels;
-  options.levels.cycle.shape = flags.cycle == "k"   ? solvers::VCycleOptions::Shape::k
-                               : flags.cycle == "w" ? solvers::VCycleOptions::Shape::w
-                                                    : solvers::VCycleOptions::Shape::v;
+  options.levels.cycle.shape = solvers::parse_cycle_shape(flags.cycle);
   options.max_newton_steps = flags.newton_steps;
   options.max_solver_iterations = flags.solver_iterations;
   options.threads = flags.threads;

@@ -6,6 +6,7 @@
 
 #include "linalg/parallel_loops.hpp"
 #include "linalg/vector_norms.hpp"
+#include "solvers/nonlinear/named_choices.hpp"
 
 namespace cholsim::solvers {
 
@@ -33,7 +34,18 @@ void add_to(std::span<double> x, std::span<const double> correction, int threads
   });
 }
 
+constexpr NameTable<VCycleOptions::Shape, 3> cycle_shape_names{{
+    {VCycleOptions::Shape::v, "v"}, {VCycleOptions::Shape::w, "w"}, {VCycleOptions::Shape::k, "k"}}};
+
 }  // namespace
+
+std::string_view cycle_shape_name(VCycleOptions::Shape shape) {
+  return choice_name(cycle_shape_names, shape, "cycle_shape_name");
+}
+
+VCycleOptions::Shape parse_cycle_shape(std::string_view name) {
+  return parse_choice(cycle_shape_names, name, "multigrid cycle");
+}
 
 VCycle::VCycle(std::vector<MultigridLevel> levels, VCycleOptions options)
     : levels_(std::move(levels)), options_(options) {

@@ -17,6 +17,7 @@
 #include <cstddef>
 #include <functional>
 #include <span>
+#include <string_view>
 #include <vector>
 
 #include "solvers/cg/conjugate_gradient.hpp"
@@ -64,6 +65,11 @@ struct VCycleOptions {
   /// threads). The levels' callbacks choose their own.
   int threads = 0;
 };
+
+/// "v", "w" or "k" for a cycle shape, and back (case-insensitive; std::invalid_argument listing
+/// the names for any other).
+std::string_view cycle_shape_name(VCycleOptions::Shape shape);
+VCycleOptions::Shape parse_cycle_shape(std::string_view name);
 
 /// z = coarse A⁻¹·b (or an approximation that is symmetric positive definite).
 using CoarseSolver = std::function<void(std::span<const double> b, std::span<double> x)>;

@@ -93,13 +93,6 @@ struct Arguments {
   }
 };
 
-solvers::VCycleOptions::Shape parse_cycle_shape(const std::string& text) {
-  if (text == "v") return solvers::VCycleOptions::Shape::v;
-  if (text == "w") return solvers::VCycleOptions::Shape::w;
-  if (text == "k") return solvers::VCycleOptions::Shape::k;
-  throw std::invalid_argument("--cycle: expected v, w or k, got '" + text + "'");
-}
-
 Arguments parse_arguments(int argc, char** argv) {
   Arguments arguments;
   for (bench::ArgumentCursor cursor(argc, argv); cursor.next();) {
@@ -116,7 +109,7 @@ Arguments parse_arguments(int argc, char** argv) {
     else if (flag == "--cube-damping") arguments.cube_damping = bench::parse_number(flag, cursor.value());
     else if (flag == "--sweeps") arguments.sweeps = bench::parse_positive(flag, cursor.value());
     else if (flag == "--chebyshev") arguments.chebyshev_lower = bench::parse_number(flag, cursor.value());
-    else if (flag == "--cycle") arguments.cycle = parse_cycle_shape(cursor.value());
+    else if (flag == "--cycle") arguments.cycle = solvers::parse_cycle_shape(cursor.value());
     else if (flag == "--coarsest-nodes") arguments.coarsest_nodes = bench::parse_positive(flag, cursor.value());
     else if (flag == "--repeats") arguments.repeats = bench::parse_positive(flag, cursor.value());
     else if (flag == "--json") arguments.json = cursor.value();

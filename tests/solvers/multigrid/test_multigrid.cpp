@@ -287,6 +287,14 @@ TEST(VCycle, KCycleConvergesLikeTheWCycle) {
   EXPECT_LE(with_k.iterations, with_w.iterations + 1);
 }
 
+TEST(VCycle, CycleShapesAreNamedBothWays) {
+  for (const VCycleOptions::Shape shape : {VCycleOptions::Shape::v, VCycleOptions::Shape::w, VCycleOptions::Shape::k}) {
+    EXPECT_EQ(parse_cycle_shape(cycle_shape_name(shape)), shape);
+  }
+  EXPECT_EQ(parse_cycle_shape("K"), VCycleOptions::Shape::k);
+  EXPECT_THROW((void)parse_cycle_shape("x"), std::invalid_argument);
+}
+
 // Block Jacobi inverts the coupling of a node's unknowns that point Jacobi sees only through
 // its diagonal: on coupled blocks it smooths like the scalar problem, point Jacobi far worse.
 TEST(VCycle, BlockJacobiSmoothsCoupledNodeBlocks) {
