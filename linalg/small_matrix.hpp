@@ -147,6 +147,20 @@ constexpr Mat3 inverse(const Mat3& a) {
   const Mat3 adjugate = Mat3::from_rows(cross(c1, c2), cross(c2, c0), cross(c0, c1));
   return adjugate * (1.0 / dot(c0, cross(c1, c2)));
 }
+/// A symmetric 3×3 matrix by its 6 distinct entries: two thirds of a Mat3's bytes where one
+/// is stored per element of a million-element mesh.
+struct SymmetricMat3 {
+  double xx = 0.0, yy = 0.0, zz = 0.0, xy = 0.0, xz = 0.0, yz = 0.0;
+  /// ½(A + Aᵀ): exact for a symmetric A, and rounding's asymmetry averaged away otherwise.
+  static constexpr SymmetricMat3 symmetric_part(const Mat3& a) {
+    return {a(0, 0), a(1, 1), a(2, 2), 0.5 * (a(0, 1) + a(1, 0)), 0.5 * (a(0, 2) + a(2, 0)), 0.5 * (a(1, 2) + a(2, 1))};
+  }
+};
+constexpr Vec3 operator*(const SymmetricMat3& a, const Vec3& v) {
+  return {a.xx * v.x + a.xy * v.y + a.xz * v.z, a.xy * v.x + a.yy * v.y + a.yz * v.z,
+          a.xz * v.x + a.yz * v.y + a.zz * v.z};
+}
+
 /// a·bᵀ
 constexpr Mat3 outer(const Vec3& a, const Vec3& b) {
   return Mat3::from_rows(a.x * b, a.y * b, a.z * b);

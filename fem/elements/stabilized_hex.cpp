@@ -154,7 +154,6 @@ HexLinearization linearize_hex(const Mat3& f, const Lame& lame, bool definite) {
   lin.rotation = svd.u * transpose(svd.v);
   lin.singular_values = sigma;
   lin.aux_stress_scale = auxiliary_stress_scale(sum(sigma), lame);
-  lin.definite = definite;
   // σ_j + σ_k ≥ 0 by svd3's convention (|σ3| ≤ σ2 ≤ σ1), but it vanishes when F is collapsed
   // or inverted with σ3 = −σ2, where the exact ∂R/∂F is unbounded. Clamping the denominator
   // keeps L_aux finite there (huge but finite for κ > 0; the definite clamp then caps a
@@ -169,7 +168,7 @@ HexLinearization linearize_hex(const Mat3& f, const Lame& lame, bool definite) {
     // that keeps the element matrix positive semidefinite.
     if (definite) eigenvalues[i] = std::max(eigenvalues[i], -lame.mu);
   }
-  lin.skew_stiffness = svd.v * Mat3::diagonal(eigenvalues) * transpose(svd.v);
+  lin.skew_stiffness = linalg::SymmetricMat3::symmetric_part(svd.v * Mat3::diagonal(eigenvalues) * transpose(svd.v));
   return lin;
 }
 

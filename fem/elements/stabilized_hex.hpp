@@ -50,11 +50,11 @@ linalg::Mat3 hex_center_deformation_gradient(const HexNodes& x, double h);
 struct HexLinearization {
   linalg::Mat3 rotation = linalg::Mat3::identity();  ///< R = U Vᵀ of F's polar decomposition
   /// L_aux = V diag(ℓ) Vᵀ, ℓ_i = κ / (tr Σ − σ_i) (Algorithm 1, COMPUTELAUX), each ℓ_i
-  /// clamped to ≥ −μ when `definite`, the exact Hessian's value otherwise.
-  linalg::Mat3 skew_stiffness;
+  /// clamped to ≥ −μ when linearized `definite`, the exact Hessian's value otherwise.
+  /// Symmetric: 6 values (the octree keeps one linearization per element on every level).
+  linalg::SymmetricMat3 skew_stiffness;
   linalg::Vec3 singular_values{1.0, 1.0, 1.0};  ///< Σ, σ3 signed as in linalg::svd3
   double aux_stress_scale = 0.0;                ///< κ = λ tr(S − I) − 2μ, so P_aux = κ R
-  bool definite = true;                         ///< whether the clamp of Algorithm 1 was applied
 };
 
 /// The state of §4.2 at F for `lame`. `definite` = true applies Algorithm 1's clamp, so the
@@ -74,7 +74,7 @@ void add_hex_forces(const HexNodes& x, double h, const Lame& lame, HexNodes& for
 /// Newton step that needs both pays for one SVD per element.
 void add_hex_forces(const HexNodes& x, const HexLinearization& lin, double h, const Lame& lame, HexNodes& forces);
 
-/// product += K·dx at the linearization `lin` (definiteness-fixed when lin.definite, exact
+/// product += K·dx at the linearization `lin` (definiteness-fixed when linearized `definite`, exact
 /// otherwise): V·δP_aux(δF)·g_a with δF = Σ_a dx_a g_aᵀ and δP_aux by Algorithm 1
 /// DPAUXDEFINITEFIX, plus the edge Laplacian of dx times 2μV / 4h².
 void add_hex_stiffness_product(const HexLinearization& lin, const HexNodes& dx, double h, const Lame& lame,

@@ -60,6 +60,15 @@ OctreeElasticOperator::OctreeElasticOperator(const OctreeMesh& mesh, std::vector
   linearize(std::vector<Mat3>(static_cast<std::size_t>(mesh.element_count()), Mat3::identity()));
 }
 
+void OctreeElasticOperator::set_springs(std::span<const EmbeddedSpring> springs, std::span<const EmbeddedPoint> at) {
+  if (springs.size() != at.size()) {
+    throw std::invalid_argument("octree operator: " + std::to_string(springs.size()) + " springs but " +
+                                std::to_string(at.size()) + " embedded points");
+  }
+  springs_.clear();
+  for (std::size_t k = 0; k < springs.size(); ++k) springs_.push_back({at[k], springs[k].stiffness, springs[k].target});
+}
+
 void OctreeElasticOperator::linearize(std::vector<Mat3> deformation_gradients) {
   deformation_gradients_ = std::move(deformation_gradients);
   linearization_.resize(lame_.size());
@@ -100,8 +109,8 @@ void OctreeElasticOperator::apply(std::span<const double> x, std::span<double> y
     add_hex_stiffness_product(linearization_[e], dx, mesh_->element_size(e), lame_[e], product);
     scatter_owned(e, block, product, y);
   });
-  for (const EmbeddedSpring& spring : springs_) {  // few: serial
-    spread_from_point(spring.point, spring.stiffness * point_position(spring.point, x), y);
+  for (const PlacedSpring& spring : springs_) {  // few: serial
+    spread_from_point(spring.at, spring.stiffness * point_position(spring.at, x), y);
   }
 }
 
@@ -113,7 +122,7 @@ std::vector<double> OctreeElasticOperator::diagonal() const {
     }
   });
   blocks_.run(threads_, [&](Index e, Index block) {
-    const std::array<Index, 8>& nodes = mesh_->conforming_nodes[e];
+    const ElementNodes& nodes = mesh_->conforming_nodes[e];
     HexNodes element_diagonal{};
     add_hex_stiffness_diagonal(linearization_[e], mesh_->interpolation_matrix(e), mesh_->element_size(e), lame_[e],
                                element_diagonal);
@@ -121,8 +130,8 @@ std::vector<double> OctreeElasticOperator::diagonal() const {
       if (blocks_.owner(nodes[b]) == block) add_nodal(d, nodes[b], element_diagonal[b]);
     }
   });
-  for (const EmbeddedSpring& spring : springs_) {  // k·Ñ_b² (§8) per component
-    const EmbeddedPoint& p = points_[spring.point];
+  for (const PlacedSpring& spring : springs_) {  // k·Ñ_b² (§8) per component
+    const EmbeddedPoint& p = spring.at;
     const Vec3 k{spring.stiffness(0, 0), spring.stiffness(1, 1), spring.stiffness(2, 2)};
     for (int b = 0; b < 8; ++b) add_nodal(d, mesh_->conforming_nodes[p.element][b], p.weights[b] * p.weights[b] * k);
   }
@@ -136,7 +145,7 @@ std::vector<double> OctreeElasticOperator::block_diagonal() const {
   };
   for (Index node = 0; node < mesh_->node_count(); ++node) add_block(node, (mass_scale_ * mass_[node]) * Mat3::identity());
   blocks_.run(threads_, [&](Index e, Index block) {
-    const std::array<Index, 8>& nodes = mesh_->conforming_nodes[e];
+    const ElementNodes& nodes = mesh_->conforming_nodes[e];
     std::array<Mat3, 8> element_blocks{};
     add_hex_stiffness_block_diagonal(linearization_[e], mesh_->interpolation_matrix(e), mesh_->element_size(e),
                                      lame_[e], element_blocks);
@@ -144,8 +153,8 @@ std::vector<double> OctreeElasticOperator::block_diagonal() const {
       if (blocks_.owner(nodes[b]) == block) add_block(nodes[b], element_blocks[b]);
     }
   });
-  for (const EmbeddedSpring& spring : springs_) {  // k·Ñ_b²·S (§8)
-    const EmbeddedPoint& p = points_[spring.point];
+  for (const PlacedSpring& spring : springs_) {  // k·Ñ_b²·S (§8)
+    const EmbeddedPoint& p = spring.at;
     for (int b = 0; b < 8; ++b) add_block(mesh_->conforming_nodes[p.element][b], (p.weights[b] * p.weights[b]) * spring.stiffness);
   }
   return blocks;
@@ -155,7 +164,7 @@ const linalg::SymmetricCscMatrix& OctreeElasticOperator::assemble() const {
   if (!pattern_) {
     std::vector<Index> element_nodes;
     element_nodes.reserve(static_cast<std::size_t>(8 * mesh_->element_count()));
-    for (const std::array<Index, 8>& nodes : mesh_->conforming_nodes) element_nodes.insert(element_nodes.end(), nodes.begin(), nodes.end());
+    for (const ElementNodes& nodes : mesh_->conforming_nodes) element_nodes.insert(element_nodes.end(), nodes.begin(), nodes.end());
     pattern_ = std::make_unique<linalg::AssemblyPattern>(mesh_->node_count(), 3, 8, element_nodes);
     assembled_ = pattern_->zero_matrix();
   }
@@ -168,8 +177,8 @@ const linalg::SymmetricCscMatrix& OctreeElasticOperator::assemble() const {
     pattern_->scatter_add(e, k.data(), values);  // symmetric: row- and column-major agree
   }
   // A spring couples the 8 conforming nodes of its element: (w wᵀ) ⊗ S lands in that element's blocks.
-  for (const EmbeddedSpring& spring : springs_) {
-    const EmbeddedPoint& p = points_[spring.point];
+  for (const PlacedSpring& spring : springs_) {
+    const EmbeddedPoint& p = spring.at;
     HexMatrix k{};
     for (int b = 0; b < 8; ++b) {
       for (int c = 0; c < 8; ++c) {
@@ -229,33 +238,31 @@ double OctreeElasticOperator::elastic_energy(std::span<const double> x) const {
   return std::accumulate(energy.begin(), energy.end(), 0.0);
 }
 
-Vec3 OctreeElasticOperator::point_position(Index p, std::span<const double> x) const {
-  const EmbeddedPoint& point = points_[p];
+Vec3 OctreeElasticOperator::point_position(const EmbeddedPoint& point, std::span<const double> x) const {
   Vec3 position;
   for (int b = 0; b < 8; ++b) position += point.weights[b] * node_position(x, mesh_->conforming_nodes[point.element][b]);
   return position;
 }
 
-void OctreeElasticOperator::spread_from_point(Index p, const Vec3& value, std::span<double> nodal) const {
-  const EmbeddedPoint& point = points_[p];
+void OctreeElasticOperator::spread_from_point(const EmbeddedPoint& point, const Vec3& value, std::span<double> nodal) const {
   for (int b = 0; b < 8; ++b) add_nodal(nodal, mesh_->conforming_nodes[point.element][b], point.weights[b] * value);
 }
 
 double OctreeElasticOperator::add_spring_forces(std::span<const double> x, std::span<double> forces) const {
   double energy = 0.0;
-  for (const EmbeddedSpring& spring : springs_) {
-    const Vec3 stretch = point_position(spring.point, x) - spring.target;
+  for (const PlacedSpring& spring : springs_) {
+    const Vec3 stretch = point_position(spring.at, x) - spring.target;
     const Vec3 force = -(spring.stiffness * stretch);
     energy -= 0.5 * linalg::dot(stretch, force);
-    spread_from_point(spring.point, force, forces);
+    spread_from_point(spring.at, force, forces);
   }
   return energy;
 }
 
 std::size_t OctreeElasticOperator::memory_bytes() const {
   return blocks_.memory_bytes() + (pattern_ ? pattern_->bytes() + assembled_.lower.values.capacity() * sizeof(double) : 0) + lame_.capacity() * sizeof(Lame) + mass_.capacity() * sizeof(double) +
-         deformation_gradients_.capacity() * sizeof(Mat3) + linearization_.capacity() * sizeof(HexLinearization) + points_.capacity() * sizeof(EmbeddedPoint) +
-         springs_.capacity() * sizeof(EmbeddedSpring);
+         deformation_gradients_.capacity() * sizeof(Mat3) + linearization_.capacity() * sizeof(HexLinearization) +
+         springs_.capacity() * sizeof(PlacedSpring);
 }
 
 std::vector<double> lumped_masses(const OctreeMesh& mesh, double density) {

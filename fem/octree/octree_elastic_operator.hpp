@@ -44,9 +44,9 @@ class OctreeElasticOperator {
 
   /// 1/Δt² for backward Euler, 0 for a quasistatic solve.
   void set_mass_scale(double scale) { mass_scale_ = scale; }
-  /// The embedded points springs refer to (fixed for a run), and the springs of this step.
-  void set_embedded_points(std::vector<EmbeddedPoint> points) { points_ = std::move(points); }
-  void set_springs(std::span<const EmbeddedSpring> springs) { springs_.assign(springs.begin(), springs.end()); }
+  /// The springs of this step, springs[k] acting at `at[k]` (its point embedded in this level's
+  /// mesh). Throws std::invalid_argument when the sizes differ.
+  void set_springs(std::span<const EmbeddedSpring> springs, std::span<const EmbeddedPoint> at);
   /// The linearization at one deformation gradient per element (§4.2); the gradients are kept
   /// (a coarser level averages them, §7.3).
   void linearize(std::vector<linalg::Mat3> deformation_gradients);
@@ -78,14 +78,13 @@ class OctreeElasticOperator {
   [[nodiscard]] double elastic_energy(std::span<const double> x) const;
   /// forces += the springs' forces at positions x; returns their energy.
   double add_spring_forces(std::span<const double> x, std::span<double> forces) const;
-  /// The position of embedded point p for nodal values x.
-  [[nodiscard]] linalg::Vec3 point_position(linalg::Index p, std::span<const double> x) const;
+  /// The position of a point embedded in this level's mesh for nodal values x.
+  [[nodiscard]] linalg::Vec3 point_position(const EmbeddedPoint& point, std::span<const double> x) const;
 
   [[nodiscard]] const OctreeMesh& mesh() const { return *mesh_; }
   [[nodiscard]] linalg::Index unknowns() const { return 3 * mesh_->node_count(); }
   [[nodiscard]] std::span<const Lame> lame() const { return lame_; }
   [[nodiscard]] std::span<const double> nodal_mass() const { return mass_; }
-  [[nodiscard]] std::span<const EmbeddedPoint> embedded_points() const { return points_; }
   [[nodiscard]] const ElementBlocks& blocks() const { return blocks_; }
   [[nodiscard]] int threads() const { return threads_; }
   [[nodiscard]] std::size_t memory_bytes() const;
@@ -94,7 +93,14 @@ class OctreeElasticOperator {
   /// f̃_b += Σ_a W_ab values_a for the conforming nodes of `element` owned by `block`.
   void scatter_owned(linalg::Index element, linalg::Index block, const HexNodes& values, std::span<double> nodal) const;
   /// nodal += Ñ_b(ξ_p)·value on the conforming nodes of embedded point p (§8: Wᵀ of a point).
-  void spread_from_point(linalg::Index p, const linalg::Vec3& value, std::span<double> nodal) const;
+  void spread_from_point(const EmbeddedPoint& point, const linalg::Vec3& value, std::span<double> nodal) const;
+
+  /// A spring of this step where its point lies in this level's mesh.
+  struct PlacedSpring {
+    EmbeddedPoint at;
+    linalg::Mat3 stiffness;
+    linalg::Vec3 target;
+  };
 
   const OctreeMesh* mesh_;
   ElementBlocks blocks_;
@@ -104,8 +110,7 @@ class OctreeElasticOperator {
   double mass_scale_ = 0.0;
   std::vector<linalg::Mat3> deformation_gradients_;
   std::vector<HexLinearization> linearization_;
-  std::vector<EmbeddedPoint> points_;
-  std::vector<EmbeddedSpring> springs_;
+  std::vector<PlacedSpring> springs_;
   mutable std::unique_ptr<linalg::AssemblyPattern> pattern_;  ///< made by the first assemble()
   mutable linalg::SymmetricCscMatrix assembled_;               ///< assemble()'s matrix, refilled
 };

@@ -61,20 +61,10 @@ OctreeFlesh::OctreeFlesh(const BalancedOctree& tree, std::vector<Vec3> bone_poin
   points.insert(points.end(), surface_points.begin(), surface_points.end());
   hierarchy_->embed_points(points);
   const OctreeMesh& finest = mesh();
-  rest_.resize(static_cast<std::size_t>(3 * finest.node_count()));
-  for (Index node = 0; node < finest.node_count(); ++node) {
-    const Vec3 p = finest.node_position(node);
-    rest_[3 * node] = p.x;
-    rest_[3 * node + 1] = p.y;
-    rest_[3 * node + 2] = p.z;
-  }
-  x_ = rest_;
-  v_.assign(rest_.size(), 0.0);
-  for (std::vector<double>* vector : {&work_.predicted, &work_.iterate, &work_.residual, &work_.correction, &work_.forces}) {
-    vector->resize(rest_.size());
-  }
-  anchors_.resize(surface_points.size());
-  in_contact_.assign(surface_points.size(), 0);
+  x_ = rest_positions();
+  v_.assign(x_.size(), 0.0);
+  for (std::vector<double>* vector : {&work_.iterate, &work_.residual, &work_.correction}) vector->resize(x_.size());
+  surface_count_ = static_cast<Index>(surface_points.size());
   const double stiffness_scale = options.young_modulus * finest.cell_size;
   bone_stiffness_ = options.bone_stiffness > 0.0 ? options.bone_stiffness : 1e2 * stiffness_scale;
   contact_stiffness_ = options.contact_stiffness > 0.0 ? options.contact_stiffness : 1e2 * stiffness_scale;
@@ -87,11 +77,13 @@ void OctreeFlesh::update_springs(std::span<const double> x, double time, std::sp
   const Mat3 bone_stiffness = bone_stiffness_ * Mat3::identity();
   for (Index p = 0; p < bone_count_; ++p) springs_.push_back({p, bone_stiffness, bone_targets[p]});
   if (obstacles_.empty()) return;
-  const OctreeElasticOperator& op = hierarchy_->op(0);
   const double tangential = options_.tangential_ratio * contact_stiffness_;
-  for (std::size_t s = 0; s < anchors_.size(); ++s) {
-    const Index point = bone_count_ + static_cast<Index>(s);
-    const Vec3 p = op.point_position(point, x);
+  auto anchor = contact_anchors_.begin();  // sorted by point, as this loop visits them
+  for (Index s = 0; s < surface_count_; ++s) {
+    const Index point = bone_count_ + s;
+    while (anchor != contact_anchors_.end() && anchor->point < point) ++anchor;
+    const bool was_in_contact = anchor != contact_anchors_.end() && anchor->point == point;
+    const Vec3 p = hierarchy_->point_position(point, x);
     const ObstacleProximity near = nearest_obstacle(obstacles_, p, time);
     if (!(near.distance < 0.0)) continue;
     // §8: a zero-rest-length spring, stiff along the normal to the surface point q, softer
@@ -99,7 +91,7 @@ void OctreeFlesh::update_springs(std::span<const double> x, double time, std::sp
     // pull capped by Coulomb's bound μ·|normal force|.
     const Mat3 normal_part = linalg::outer(near.normal, near.normal);
     const Vec3 q = p - near.distance * near.normal;
-    Vec3 slip = in_contact_[s] ? anchors_[s] - q : Vec3{};
+    Vec3 slip = was_in_contact ? anchor->target - q : Vec3{};
     slip -= linalg::dot(slip, near.normal) * near.normal;
     const double limit = options_.friction * contact_stiffness_ * -near.distance;
     const double pull = tangential * linalg::norm(slip);
@@ -111,26 +103,27 @@ void OctreeFlesh::update_springs(std::span<const double> x, double time, std::sp
 void OctreeFlesh::update_contact_anchors() {
   // springs_ were made at the step's final positions: its contact springs are the points in
   // contact there, their targets the capped anchors (a sliding point drags its anchor along).
-  std::fill(in_contact_.begin(), in_contact_.end(), 0);
+  contact_anchors_.clear();
   for (const EmbeddedSpring& spring : springs_) {
-    if (spring.point < bone_count_) continue;
-    const auto s = static_cast<std::size_t>(spring.point - bone_count_);
-    anchors_[s] = spring.target;
-    in_contact_[s] = 1;
+    if (spring.point >= bone_count_) contact_anchors_.push_back({spring.point, spring.target});
   }
 }
 
-double OctreeFlesh::residual(std::span<const double> x, std::span<const double> predicted, std::span<double> g) {
-  const double mass_scale = 1.0 / (options_.time_step * options_.time_step);
+double OctreeFlesh::residual(std::span<const double> x, std::span<double> g) {
+  const double dt = options_.time_step;
+  const double mass_scale = 1.0 / (dt * dt);
   OctreeElasticOperator& op = hierarchy_->op(0);
   op.linearize_at(x);  // the residual's forces and the Newton step's stiffness share its SVDs
   const std::span<const double> mass = op.nodal_mass();
-  std::vector<double>& forces = work_.forces;
-  std::fill(forces.begin(), forces.end(), 0.0);
-  op.add_linearized_forces(x, forces);
-  op.add_spring_forces(x, forces);
+  std::fill(g.begin(), g.end(), 0.0);  // the forces first, then g = M(x − x̂)/Δt² − f in place
+  op.add_linearized_forces(x, g);
+  op.add_spring_forces(x, g);
   linalg::parallel_chunks(static_cast<Index>(x.size()), options_.threads, [&](Index first, Index last) {
-    for (Index k = first; k < last; ++k) g[k] = mass_scale * mass[k / 3] * (x[k] - predicted[k]) - forces[k];
+    for (Index k = first; k < last; ++k) {
+      // x̂ = x + Δt·v + Δt²·gravity of the step's start, formed here rather than stored.
+      const double predicted = x_[k] + dt * v_[k] + dt * dt * options_.gravity[static_cast<int>(k % 3)];
+      g[k] = mass_scale * mass[k / 3] * (x[k] - predicted) - g[k];
+    }
   });
   return linalg::norm2(g);
 }
@@ -186,19 +179,15 @@ const OctreeFrameStats& OctreeFlesh::step(double time, std::span<const Vec3> bon
   const double dt = options_.time_step;
   const double end_time = time + dt;
   const std::size_t n = x_.size();
-  std::vector<double>& predicted = work_.predicted;
   std::vector<double>& x = work_.iterate;
   std::vector<double>& g = work_.residual;
   std::vector<double>& dx = work_.correction;
-  for (std::size_t k = 0; k < n; ++k) {
-    predicted[k] = x_[k] + dt * v_[k] + dt * dt * options_.gravity[static_cast<int>(k % 3)];
-    x[k] = x_[k] + dt * v_[k];
-  }
+  for (std::size_t k = 0; k < n; ++k) x[k] = x_[k] + dt * v_[k];
   double scale = 0.0;
   for (int newton = 0;; ++newton) {
     update_springs(x, end_time, bone_targets);
-    hierarchy_->op(0).set_springs(springs_);
-    const double norm = residual(x, predicted, g);
+    hierarchy_->set_finest_springs(springs_);
+    const double norm = residual(x, g);
     if (newton == 0) {
       stats_.initial_residual = norm;
       scale = norm;
@@ -226,17 +215,16 @@ const OctreeFrameStats& OctreeFlesh::step(double time, std::span<const Vec3> bon
     x_[k] = x[k];
   }
   update_contact_anchors();
-  for (const char touching : in_contact_) stats_.contacts += touching;
+  stats_.contacts = static_cast<int>(contact_anchors_.size());
   stats_.seconds = seconds_since(start);
   return stats_;
 }
 
 std::vector<double> OctreeFlesh::surface_positions() const {
-  const OctreeElasticOperator& op = hierarchy_->op(0);
   std::vector<double> positions;
-  positions.reserve(3 * anchors_.size());
-  for (std::size_t s = 0; s < anchors_.size(); ++s) {
-    const Vec3 p = op.point_position(bone_count_ + static_cast<Index>(s), x_);
+  positions.reserve(3 * static_cast<std::size_t>(surface_count_));
+  for (Index s = 0; s < surface_count_; ++s) {
+    const Vec3 p = hierarchy_->point_position(bone_count_ + s, x_);
     positions.push_back(p.x);
     positions.push_back(p.y);
     positions.push_back(p.z);
@@ -261,11 +249,23 @@ double OctreeFlesh::kinetic_energy() const {
   return energy;
 }
 
+std::vector<double> OctreeFlesh::rest_positions() const {
+  const OctreeMesh& finest = mesh();
+  std::vector<double> rest(static_cast<std::size_t>(3 * finest.node_count()));
+  for (Index node = 0; node < finest.node_count(); ++node) {
+    const Vec3 p = finest.node_position(node);
+    rest[3 * node] = p.x;
+    rest[3 * node + 1] = p.y;
+    rest[3 * node + 2] = p.z;
+  }
+  return rest;
+}
+
 std::size_t OctreeFlesh::memory_bytes() const {
-  const std::size_t vectors = (rest_.capacity() + x_.capacity() + v_.capacity()) * sizeof(double) +
-                              springs_.capacity() * sizeof(EmbeddedSpring) + anchors_.capacity() * sizeof(Vec3);
-  const std::size_t work = (work_.predicted.capacity() + work_.iterate.capacity() + work_.residual.capacity() +
-                            work_.correction.capacity() + work_.forces.capacity()) * sizeof(double);
+  const std::size_t vectors = (x_.capacity() + v_.capacity()) * sizeof(double) +
+                              springs_.capacity() * sizeof(EmbeddedSpring) +
+                              contact_anchors_.capacity() * sizeof(ContactAnchor);
+  const std::size_t work = (work_.iterate.capacity() + work_.residual.capacity() + work_.correction.capacity()) * sizeof(double);
   return hierarchy_->memory_bytes() + vectors + work +
          (direct_ ? direct_->factor_bytes() : 0);
 }

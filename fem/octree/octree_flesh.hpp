@@ -71,7 +71,8 @@ class OctreeFlesh {
   [[nodiscard]] OctreeHierarchy& hierarchy() { return *hierarchy_; }
   [[nodiscard]] std::span<const double> positions() const { return x_; }
   [[nodiscard]] std::span<const double> velocities() const { return v_; }
-  [[nodiscard]] std::span<const double> rest_positions() const { return rest_; }
+  /// The finest level's node positions at rest (3 per node), computed from the mesh.
+  [[nodiscard]] std::vector<double> rest_positions() const;
   /// Deformed render-surface points (3 per point).
   [[nodiscard]] std::vector<double> surface_positions() const;
   /// ‖F − R‖ (the Green-like strain magnitude) per finest element at the current positions.
@@ -85,7 +86,7 @@ class OctreeFlesh {
   /// springs_ = the bone and contact springs at positions x (contact anchors are the previous step's).
   void update_springs(std::span<const double> x, double time, std::span<const linalg::Vec3> bone_targets);
   /// g = M(x − x̂)/Δt² − f(x), returning ‖g‖; linearizes the finest level at x on the way.
-  double residual(std::span<const double> x, std::span<const double> predicted, std::span<double> g);
+  double residual(std::span<const double> x, std::span<double> g);
   /// Solves A·dx = rhs with the chosen solver within the caps; returns iterations.
   int solve(std::span<const double> rhs, std::span<double> dx, double& relative_residual);
   void update_contact_anchors();
@@ -93,18 +94,22 @@ class OctreeFlesh {
   OctreeFleshOptions options_;
   std::unique_ptr<OctreeHierarchy> hierarchy_;
   linalg::Index bone_count_ = 0;
-  std::vector<double> rest_, x_, v_;
+  std::vector<double> x_, v_;
   std::vector<Obstacle> obstacles_;
-  std::vector<linalg::Vec3> anchors_;   ///< per surface point: tangential anchor while in contact
-  std::vector<char> in_contact_;
+  linalg::Index surface_count_ = 0;  ///< surface points, embedded after the bone points
+  /// The surface points in contact at the end of the last step, by point, each with its
+  /// tangential anchor as target (only these: a surface has far more points than touch).
+  struct ContactAnchor {
+    linalg::Index point = 0;
+    linalg::Vec3 target;
+  };
+  std::vector<ContactAnchor> contact_anchors_;
   std::vector<EmbeddedSpring> springs_;
   /// A step's vectors (3 values per node), kept so that a time step allocates none of them.
   struct StepWork {
-    std::vector<double> predicted;   ///< x̂ = x + Δt·v + Δt²·g
     std::vector<double> iterate;     ///< Newton's x
     std::vector<double> residual;    ///< g, then −g as the right-hand side
     std::vector<double> correction;  ///< dx
-    std::vector<double> forces;      ///< residual()'s elastic and spring forces
   } work_;
   std::unique_ptr<solvers::DirectCoarseSolver> direct_;  ///< the `direct` solver's factor
   double bone_stiffness_ = 0.0, contact_stiffness_ = 0.0;

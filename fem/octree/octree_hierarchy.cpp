@@ -137,31 +137,83 @@ void OctreeHierarchy::build_cycle(const OctreeLevelsOptions& options) {
 }
 
 void OctreeHierarchy::embed_points(std::span<const Vec3> rest_points) {
-  for (auto& level : levels_) {
-    std::vector<EmbeddedPoint> points;
-    points.reserve(rest_points.size());
-    for (std::size_t p = 0; p < rest_points.size(); ++p) {
-      const std::optional<ElementPoint> where = locate_point(level->mesh, rest_points[p]);
-      if (!where) {
-        throw std::invalid_argument("embedded point " + std::to_string(p) + " at (" + std::to_string(rest_points[p].x) +
-                                    ", " + std::to_string(rest_points[p].y) + ", " + std::to_string(rest_points[p].z) +
-                                    ") lies outside the octree");
-      }
-      points.push_back({where->element, conforming_weights(level->mesh, *where)});
+  std::vector<ElementPoint> points;
+  points.reserve(rest_points.size());
+  for (std::size_t p = 0; p < rest_points.size(); ++p) {
+    const std::optional<ElementPoint> where = locate_point(mesh(0), rest_points[p]);
+    if (!where) {
+      throw std::invalid_argument("embedded point " + std::to_string(p) + " at (" + std::to_string(rest_points[p].x) +
+                                  ", " + std::to_string(rest_points[p].y) + ", " + std::to_string(rest_points[p].z) +
+                                  ") lies outside the octree");
     }
-    level->op->set_embedded_points(std::move(points));
+    points.push_back(*where);
+  }
+  points_ = std::move(points);
+}
+
+const ElementPoint& OctreeHierarchy::located(Index p) const {
+  if (p < 0 || p >= embedded_point_count()) {
+    throw std::invalid_argument("octree hierarchy: point " + std::to_string(p) + " of " +
+                                std::to_string(embedded_point_count()) + " embedded points");
+  }
+  return points_[static_cast<std::size_t>(p)];
+}
+
+std::vector<ElementPoint> OctreeHierarchy::spring_locations(std::span<const EmbeddedSpring> springs) const {
+  std::vector<ElementPoint> where;
+  where.reserve(springs.size());
+  for (const EmbeddedSpring& spring : springs) where.push_back(located(spring.point));
+  return where;
+}
+
+void OctreeHierarchy::move_to_coarser(int level, std::span<ElementPoint> where) const {
+  const Level& fine = *levels_[static_cast<std::size_t>(level)];
+  const OctreeMesh& coarse = levels_[static_cast<std::size_t>(level) + 1]->mesh;
+  for (ElementPoint& point : where) {
+    // The coarse element holds the fine one (§7.1): the same grid point, in its own ξ.
+    const Octant& f = fine.mesh.elements[static_cast<std::size_t>(point.element)];
+    const Index element = fine.coarse_element_of[static_cast<std::size_t>(point.element)];
+    const Octant& c = coarse.elements[static_cast<std::size_t>(element)];
+    const double fine_size = octant_size(f), coarse_size = octant_size(c);
+    const auto local = [&](double xi, std::uint16_t fine_anchor, std::uint16_t coarse_anchor) {
+      return std::clamp((fine_anchor + fine_size * xi - coarse_anchor) / coarse_size, 0.0, 1.0);
+    };
+    point = {element, Vec3{local(point.xi.x, f.x, c.x), local(point.xi.y, f.y, c.y), local(point.xi.z, f.z, c.z)}};
   }
 }
 
+EmbeddedPoint OctreeHierarchy::embedded_point(Index p, int level) const {
+  if (level < 0 || level >= level_count()) throw std::out_of_range("octree hierarchy: no level " + std::to_string(level));
+  ElementPoint where = located(p);
+  for (int l = 0; l < level; ++l) move_to_coarser(l, std::span(&where, 1));
+  return {where.element, conforming_weights(mesh(level), where)};
+}
+
+Vec3 OctreeHierarchy::point_position(Index p, std::span<const double> x) const {
+  const ElementPoint& where = located(p);
+  return op(0).point_position({where.element, conforming_weights(mesh(0), where)}, x);
+}
+
+void OctreeHierarchy::set_finest_springs(std::span<const EmbeddedSpring> springs) {
+  std::vector<EmbeddedPoint> at;
+  at.reserve(springs.size());
+  for (const ElementPoint& where : spring_locations(springs)) at.push_back({where.element, conforming_weights(mesh(0), where)});
+  op(0).set_springs(springs, at);
+}
+
 void OctreeHierarchy::prepare(std::span<const EmbeddedSpring> springs, double mass_scale) {
+  std::vector<ElementPoint> where = spring_locations(springs);
+  std::vector<EmbeddedPoint> at(springs.size());
   for (int l = 0; l < level_count(); ++l) {
     Level& level = *levels_[l];
     if (l > 0) {
       const Level& fine = *levels_[l - 1];
       level.op->linearize(coarsen_deformation_gradients(fine.mesh, fine.op->deformation_gradients(), level.mesh,
                                                         fine.coarse_element_of, threads_));
+      move_to_coarser(l - 1, where);
     }
-    level.op->set_springs(springs);
+    for (std::size_t k = 0; k < where.size(); ++k) at[k] = {where[k].element, conforming_weights(level.mesh, where[k])};
+    level.op->set_springs(springs, at);
     level.op->set_mass_scale(mass_scale);
     set_smoother_data(cycle_->level(l), *level.op);
   }
@@ -179,7 +231,7 @@ void OctreeHierarchy::prepare(std::span<const EmbeddedSpring> springs, double ma
 }
 
 std::size_t OctreeHierarchy::memory_bytes() const {
-  std::size_t bytes = cycle_->memory_bytes() + coarsest_factor_bytes();
+  std::size_t bytes = cycle_->memory_bytes() + coarsest_factor_bytes() + points_.capacity() * sizeof(ElementPoint);
   for (const auto& level : levels_) {
     bytes += level->mesh.memory_bytes() + level->op->memory_bytes() + level->to_coarser.memory_bytes() +
              level->coarse_element_of.capacity() * sizeof(Index);

@@ -48,9 +48,21 @@ class OctreeHierarchy {
   [[nodiscard]] OctreeElasticOperator& op(int level);
   [[nodiscard]] const OctreeElasticOperator& op(int level) const;
 
-  /// Embeds points given at rest (world) on every level, once per run; springs refer to them
-  /// by index. Throws std::invalid_argument naming the first point outside the body.
+  /// Embeds points given at rest (world) in the finest level, once per run; springs refer to
+  /// them by index. Throws std::invalid_argument naming the first point outside the body.
+  /// Only the element and ξ of each point are kept (32 bytes): a coarser level places a
+  /// step's springs when prepare() runs — a render surface has far more points than are ever
+  /// in contact, and their weights on every level were a fifth of the armadillo's memory at
+  /// 128 cells (docs/benchmarks.md, issue 24, stop 47).
   void embed_points(std::span<const linalg::Vec3> rest_points);
+  [[nodiscard]] linalg::Index embedded_point_count() const { return static_cast<linalg::Index>(points_.size()); }
+  /// Embedded point p in the mesh of `level`: the coarser elements hold the finer ones, so it
+  /// is found by following them down from the finest, no search.
+  [[nodiscard]] EmbeddedPoint embedded_point(linalg::Index p, int level) const;
+  /// The position of embedded point p for nodal values x of the finest level.
+  [[nodiscard]] linalg::Vec3 point_position(linalg::Index p, std::span<const double> x) const;
+  /// Gives the finest level the springs of a step (what the residual and a direct or CG solve need).
+  void set_finest_springs(std::span<const EmbeddedSpring> springs);
   /// Readies every level for one Newton step once the finest level is linearized (op(0).
   /// linearize or linearize_at): its deformation gradients averaged down and every coarser
   /// level linearized (§7.3), the same springs and mass scale everywhere, the smoother
@@ -67,8 +79,15 @@ class OctreeHierarchy {
   void build_cycle(const OctreeLevelsOptions& options);
   /// The smoother's data of one level (the §7.4 diagonal, or the 3×3 node blocks).
   void set_smoother_data(solvers::MultigridLevel& level, const OctreeElasticOperator& op) const;
+  /// The finest-level element and ξ of embedded point p; throws std::invalid_argument for an unknown point.
+  [[nodiscard]] const ElementPoint& located(linalg::Index p) const;
+  /// The same for each spring's point.
+  [[nodiscard]] std::vector<ElementPoint> spring_locations(std::span<const EmbeddedSpring> springs) const;
+  /// `where`, located in level `level`'s mesh, moved to the next coarser level's.
+  void move_to_coarser(int level, std::span<ElementPoint> where) const;
 
   std::vector<std::unique_ptr<Level>> levels_;
+  std::vector<ElementPoint> points_;  ///< embedded points, in the finest level
   std::unique_ptr<solvers::VCycle> cycle_;
   std::unique_ptr<solvers::DirectCoarseSolver> coarse_solver_;
   bool direct_coarsest_ = true;

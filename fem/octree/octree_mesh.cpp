@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <bit>
 #include <cmath>
+#include <limits>
 #include <stdexcept>
 #include <string>
 
@@ -154,7 +155,7 @@ void number_conforming_nodes(OctreeMesh& mesh, std::span<const std::uint64_t> ke
           throw std::logic_error("make_octree_mesh: conforming node of element " + std::to_string(e) + " corner " +
                                  std::to_string(a) + " is not a node (tree not 2:1 balanced?)");
         }
-        mesh.conforming_nodes[ue][static_cast<std::size_t>(a)] = static_cast<Index>(found - keys.begin());
+        mesh.conforming_nodes[ue][static_cast<std::size_t>(a)] = static_cast<std::int32_t>(found - keys.begin());
       }
     }
   });
@@ -302,6 +303,9 @@ OctreeMesh make_octree_mesh(const BalancedOctree& tree, int min_level, int threa
     });
   }
   const std::vector<std::uint64_t> keys = node_keys(mesh, threads);
+  if (keys.size() > static_cast<std::size_t>(std::numeric_limits<std::int32_t>::max())) {
+    throw std::invalid_argument("make_octree_mesh: " + std::to_string(keys.size()) + " nodes, more than 2^31 - 1");
+  }
   mesh.node_grid.resize(keys.size());
   for (std::size_t n = 0; n < keys.size(); ++n) {
     const auto p = morton_point(keys[n]);

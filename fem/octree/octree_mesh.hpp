@@ -30,6 +30,10 @@
 
 namespace cholsim::fem::octree {
 
+/// An element's conforming nodes. 32-bit: half the bytes of linalg::Index for the array every
+/// element loop reads (make_octree_mesh refuses a mesh of 2^31 nodes or more).
+using ElementNodes = std::array<std::int32_t, 8>;
+
 struct OctreeMesh {
   int depth = 0;           ///< as the BalancedOctree it was made from
   Vec3 origin;             ///< world position of grid point (0,0,0)
@@ -37,7 +41,7 @@ struct OctreeMesh {
   int min_level = 0;       ///< no element is finer than 2^min_level cells
   std::vector<Octant> elements;                               ///< Morton order
   std::vector<std::array<std::uint16_t, 3>> node_grid;        ///< node grid points (finest units), Morton order
-  std::vector<std::array<linalg::Index, 8>> conforming_nodes; ///< per element; local corner a = bit0 x | bit1 y | bit2 z (Fig. 7)
+  std::vector<ElementNodes> conforming_nodes;                  ///< per element; local corner a = bit0 x | bit1 y | bit2 z (Fig. 7)
   std::vector<std::uint8_t> hanging;                          ///< per element: bit a set iff primary node a hangs (§5)
 
   [[nodiscard]] linalg::Index element_count() const { return static_cast<linalg::Index>(elements.size()); }

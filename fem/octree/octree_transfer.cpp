@@ -1,5 +1,6 @@
 #include "fem/octree/octree_transfer.hpp"
 
+#include <limits>
 #include <stdexcept>
 #include <string>
 
@@ -38,7 +39,7 @@ void build_restriction_pattern(OctreeTransfer& t, const OctreeMesh& coarse) {
     for (std::size_t n = 0; n < t.weights.size(); ++n) {
       const auto& nodes = coarse.conforming_nodes[static_cast<std::size_t>(t.coarse_element[n])];
       for (std::size_t b = 0; b < 8; ++b) {
-        if (t.weights[n][b] != 0.0) visit(static_cast<std::size_t>(nodes[b]), static_cast<std::uint32_t>(8 * n + b));
+        if (t.weights[n][b] != 0.0f) visit(static_cast<std::size_t>(nodes[b]), static_cast<std::uint32_t>(8 * n + b));
       }
     }
   };
@@ -84,7 +85,7 @@ void OctreeTransfer::restrict_to(const OctreeMesh& coarse, std::span<const doubl
       for (Offset k = restriction_offsets[m]; k < restriction_offsets[m + 1]; ++k) {
         const std::uint32_t source = restriction_sources[static_cast<std::size_t>(k)];
         const std::size_t fine_node = source / 8;
-        const double w = weights[fine_node][source % 8];
+        const double w = weights[fine_node][source % 8];  // float → double: exact
         for (std::size_t i = 0; i < 3; ++i) sum[i] += w * fine_values[3 * fine_node + i];
       }
       for (std::size_t i = 0; i < 3; ++i) coarse_values[3 * m + i] = sum[i];
@@ -93,21 +94,32 @@ void OctreeTransfer::restrict_to(const OctreeMesh& coarse, std::span<const doubl
 }
 
 std::size_t OctreeTransfer::memory_bytes() const {
-  return sizeof(*this) + coarse_element.capacity() * sizeof(Index) + weights.capacity() * sizeof(weights[0]) +
+  return sizeof(*this) + coarse_element.capacity() * sizeof(coarse_element[0]) + weights.capacity() * sizeof(weights[0]) +
          restriction_offsets.capacity() * sizeof(Offset) + restriction_sources.capacity() * sizeof(std::uint32_t);
 }
 
 OctreeTransfer make_transfer(const OctreeMesh& fine, const OctreeMesh& coarse, int threads) {
   check_nested(fine, coarse, "make_transfer");
   if (fine.node_count() >= (Index{1} << 29)) throw std::invalid_argument("make_transfer: more than 2^29 fine nodes");
+  if (coarse.element_count() > std::numeric_limits<std::int32_t>::max()) {
+    throw std::invalid_argument("make_transfer: more than 2^31 - 1 coarse elements");
+  }
   OctreeTransfer t;
   t.coarse_element.resize(static_cast<std::size_t>(fine.node_count()));
   t.weights.resize(static_cast<std::size_t>(fine.node_count()));
   linalg::parallel_chunks(fine.node_count(), threads, [&](Index begin, Index end) {
     for (Index n = begin; n < end; ++n) {
       const ElementPoint p = embed_fine_node(fine, coarse, n);
-      t.coarse_element[static_cast<std::size_t>(n)] = p.element;
-      t.weights[static_cast<std::size_t>(n)] = conforming_weights(coarse, p);
+      t.coarse_element[static_cast<std::size_t>(n)] = static_cast<std::int32_t>(p.element);
+      const std::array<double, 8> weights = conforming_weights(coarse, p);
+      for (std::size_t b = 0; b < 8; ++b) {
+        const auto single = static_cast<float>(weights[b]);
+        if (static_cast<double>(single) != weights[b]) {
+          throw std::logic_error("make_transfer: weight " + std::to_string(weights[b]) + " of fine node " +
+                                 std::to_string(n) + " is not exact in single precision");
+        }
+        t.weights[static_cast<std::size_t>(n)][b] = single;
+      }
     }
   });
   build_restriction_pattern(t, coarse);

@@ -16,8 +16,13 @@ namespace cholsim::fem::octree {
 
 /// Prolongation coarse → fine nodes and its transpose. Vectors hold 3 values per node.
 struct OctreeTransfer {
-  std::vector<linalg::Index> coarse_element;   ///< per fine node: the coarse element holding it
-  std::vector<std::array<double, 8>> weights;  ///< per fine node: w.r.t. that element's conforming nodes
+  std::vector<std::int32_t> coarse_element;   ///< per fine node: the coarse element holding it
+  /// Per fine node: w.r.t. that element's conforming nodes. Single precision loses nothing: a
+  /// fine node is a grid point, its ξ in a coarse element of 2^k cells a multiple of 2^-k
+  /// (between adjacent levels of the hierarchy, of ½), and W's rows average 1, 2 or 4 nodes, so
+  /// every weight is a short dyadic fraction, exact in a float (make_transfer checks) — half
+  /// the bytes of §7.2's 8 doubles a node.
+  std::vector<std::array<float, 8>> weights;
   /// The transpose's pattern, so that restriction runs in parallel with no write conflicts and
   /// sums in a fixed order: coarse node m receives from entries [offsets[m], offsets[m+1]) of
   /// `restriction_sources`, each 8·(fine node) + (local conforming slot b), weights[fine][b]

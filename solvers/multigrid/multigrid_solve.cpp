@@ -104,12 +104,13 @@ MultigridSolveResult multigrid_pcg(VCycle& cycle, std::span<const double> b, std
   MultigridSolveResult result;
   if (solved_by_zero(b, x, result)) return result;
   const std::size_t n = b.size();
-  std::vector<double> r(n), z(n), p(n), ap(n);
+  const std::span<double> r = cycle.finest_vector(0), z = cycle.finest_vector(1), p = cycle.finest_vector(2),
+                          ap = cycle.finest_vector(3);
   const int threads = cycle.options().threads;
   const double b_norm = norm(b, threads);
   if (record(result, residual(a, b, x, r) / b_norm, options.relative_tolerance)) return result;
   precondition(r, z);
-  p = z;
+  std::copy(z.begin(), z.end(), p.begin());
   double rz = dot(r, z, threads);
   CgSpectrumEstimate spectrum;
   for (int iteration = 1; iteration <= options.max_iterations; ++iteration) {
@@ -153,7 +154,7 @@ MultigridSolveResult multigrid_iterations(VCycle& cycle, std::span<const double>
   const LinearOperator& a = cycle.level(0).apply;
   MultigridSolveResult result;
   if (solved_by_zero(b, x, result)) return result;
-  std::vector<double> r(b.size()), correction(b.size());
+  const std::span<double> r = cycle.finest_vector(0), correction = cycle.finest_vector(1);
   const double b_norm = norm(b);
   for (int iteration = 0;; ++iteration) {
     if (record(result, residual(a, b, x, r) / b_norm, options.relative_tolerance)) break;

@@ -76,8 +76,6 @@ VCycle::VCycle(std::vector<MultigridLevel> levels, VCycleOptions options)
       if (options_.shape == VCycleOptions::Shape::k) work_[l].operator_times_first.assign(n, 0.0);
     }
   }
-  iterate_residual_.assign(size_of(levels_[0].unknowns), 0.0);
-  iterate_correction_.assign(size_of(levels_[0].unknowns), 0.0);
 }
 
 void VCycle::check_levels() const {
@@ -126,10 +124,19 @@ void VCycle::apply(std::span<const double> r, std::span<double> z) {
 void VCycle::iterate(std::span<const double> b, std::span<double> x) {
   require_size(b, "b");
   require_size(x, "x");
-  levels_[0].apply(x, iterate_residual_);
-  residual_in_place(b, iterate_residual_, options_.threads);
-  cycle(0, iterate_residual_, iterate_correction_);
-  add_to(x, iterate_correction_, options_.threads);
+  const std::span<double> residual = finest_vector(0), correction = finest_vector(1);
+  levels_[0].apply(x, residual);
+  residual_in_place(b, residual, options_.threads);
+  cycle(0, residual, correction);
+  add_to(x, correction, options_.threads);
+}
+
+std::span<double> VCycle::finest_vector(int index) {
+  if (index < 0) throw std::invalid_argument("VCycle::finest_vector: negative index");
+  if (finest_vectors_.size() <= static_cast<std::size_t>(index)) finest_vectors_.resize(static_cast<std::size_t>(index) + 1);
+  std::vector<double>& vector = finest_vectors_[static_cast<std::size_t>(index)];
+  if (vector.empty()) vector.assign(size_of(levels_[0].unknowns), 0.0);
+  return vector;
 }
 
 Preconditioner VCycle::as_preconditioner() {
@@ -344,7 +351,8 @@ void VCycle::chebyshev_smooth(int l, std::span<const double> b, std::span<double
 }
 
 std::size_t VCycle::memory_bytes() const {
-  std::size_t values = iterate_residual_.capacity() + iterate_correction_.capacity();
+  std::size_t values = 0;
+  for (const std::vector<double>& vector : finest_vectors_) values += vector.capacity();
   for (const LevelWork& work : work_) {
     values += work.rhs.capacity() + work.solution.capacity() + work.scratch.capacity() + work.direction.capacity() +
               work.preconditioned.capacity() + work.second_residual.capacity() + work.second_correction.capacity() +

@@ -106,6 +106,11 @@ class VCycle {
   /// The constructor's checks, again: after the levels were changed in place.
   void check_levels() const;
 
+  /// Vector `index` of the finest level's size for the solver driving this cycle (iterate()
+  /// uses 0–1, multigrid_pcg 0–3, multigrid_iterations 0–1; the cycle itself none): made on
+  /// first use and kept, so a Newton loop's solves allocate nothing and memory_bytes() counts them.
+  std::span<double> finest_vector(int index);
+
   /// Bytes held by the work vectors and the levels' smoother arrays (not by the callbacks).
   [[nodiscard]] std::size_t memory_bytes() const;
 
@@ -143,8 +148,7 @@ class VCycle {
   VCycleOptions options_;
   CoarseSolver coarse_solver_;
   std::vector<LevelWork> work_;
-  std::vector<double> iterate_residual_;    // b − A·x of iterate()
-  std::vector<double> iterate_correction_;  // M⁻¹ of it
+  std::vector<std::vector<double>> finest_vectors_;  // finest_vector()'s
 };
 
 }  // namespace cholsim::solvers

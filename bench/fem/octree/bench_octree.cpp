@@ -216,8 +216,8 @@ nlohmann::json run_growth(const Arguments& arguments, const oct::OctreeScene& sc
       row.build_seconds = seconds_since(start);
       row.elements = flesh->mesh().element_count();
       row.nodes = flesh->mesh().node_count();
-      row.bytes = static_cast<double>(flesh->memory_bytes());
       row.seconds = arguments.frames > 0 ? seconds_per_frame(*flesh, scene, arguments.frames) : 0.0;
+      row.bytes = static_cast<double>(flesh->memory_bytes());  // after stepping: springs, factor and all
       rows.push_back(row);
       progress("  " + std::to_string(row.elements) + " elements, " + std::to_string(row.bytes / 1e6) + " MB, " +
                std::to_string(row.seconds) + " s/frame");

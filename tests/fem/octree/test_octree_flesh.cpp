@@ -89,8 +89,7 @@ void add_test_springs(SmallBody& body) {
     points.push_back({located->element, conforming_weights(body.mesh, *located)});
     springs.push_back({static_cast<Index>(springs.size()), stiffness, p});
   }
-  body.op.set_embedded_points(points);
-  body.op.set_springs(springs);
+  body.op.set_springs(springs, points);
 }
 
 TEST(OctreeElasticOperator, PatchTestAffineFieldsGiveExactGradientsAndNoInteriorForces) {
@@ -206,7 +205,10 @@ TEST(OctreeHierarchy, MgpcgEqualsTheDirectCholeskySolve) {
   std::vector<double> x = node_positions(mesh);
   for (double& value : x) value += 0.01 * std::sin(17.0 * value);
   hierarchy.op(0).linearize_at(x);
-  hierarchy.prepare({}, 1e3);
+  // Stiff springs at points inside, like bone attachments: every level places them (§8).
+  hierarchy.embed_points(std::vector<Vec3>{{0.0, 0.5, 0.0}, {0.2, 0.3, -0.1}, {-0.25, 0.6, 0.2}});
+  const std::vector<EmbeddedSpring> springs{{0, 1e6 * Mat3::identity(), {}}, {2, 3e5 * Mat3::identity(), {}}};
+  hierarchy.prepare(springs, 1e3);
   const std::vector<double> b = random_vector(x.size(), 4);
   std::vector<double> solution(b.size(), 0.0);
   solvers::MultigridSolveOptions solve;
@@ -221,6 +223,37 @@ TEST(OctreeHierarchy, MgpcgEqualsTheDirectCholeskySolve) {
   double difference = 0.0;
   for (std::size_t k = 0; k < b.size(); ++k) difference = std::max(difference, std::abs(solution[k] - exact[k]));
   EXPECT_LT(difference, 1e-8 * max_abs(exact));
+}
+
+TEST(OctreeHierarchy, EmbeddedPointsFollowedToCoarserLevelsStayWhereTheyAre) {
+  const BalancedOctree tree = sphere_octree(32);
+  OctreeLevelsOptions options;
+  options.max_levels = 5;
+  options.coarsest_nodes = 1;
+  OctreeHierarchy hierarchy(tree, Lame{1e4, 4e4}, 1000.0, options);
+  ASSERT_EQ(hierarchy.level_count(), 5);
+  // Random points in the sphere, and points on grid planes where elements of different sizes meet.
+  std::vector<Vec3> points{{0.0, 0.5, 0.0}, {0.125, 0.25, -0.0625}, {0.0, 0.5, 0.4375}};
+  std::mt19937 generator(3);
+  std::uniform_real_distribution<double> uniform(-0.45, 0.45);
+  while (points.size() < 200) {
+    const Vec3 p{uniform(generator), uniform(generator), uniform(generator)};
+    if (linalg::norm(p) < 0.45) points.push_back(p + Vec3{0.0, 0.5, 0.0});
+  }
+  hierarchy.embed_points(points);
+  for (int level = 0; level < hierarchy.level_count(); ++level) {
+    const OctreeMesh& mesh = hierarchy.mesh(level);
+    const std::vector<double> rest = node_positions(mesh);
+    for (std::size_t p = 0; p < points.size(); ++p) {
+      const EmbeddedPoint at = hierarchy.embedded_point(static_cast<Index>(p), level);
+      const Vec3 position = hierarchy.op(level).point_position(at, rest);
+      EXPECT_LT(linalg::norm(position - points[p]), 1e-12) << "point " << p << " on level " << level;
+    }
+  }
+  EXPECT_LT(linalg::norm(hierarchy.point_position(1, node_positions(hierarchy.mesh(0))) - points[1]), 1e-12);
+  EXPECT_THROW((void)hierarchy.embedded_point(200, 0), std::invalid_argument);
+  EXPECT_THROW(hierarchy.set_finest_springs(std::vector<EmbeddedSpring>{{-1, Mat3::identity(), {}}}), std::invalid_argument);
+  EXPECT_THROW(hierarchy.embed_points(std::vector<Vec3>{{0.0, 2.0, 0.0}}), std::invalid_argument);
 }
 
 // What a V-cycle of re-discretized levels loses level by level (issue 24: the armadillo's
@@ -314,7 +347,7 @@ TEST(OctreeFlesh, FleshHangingOnABoneSettlesUnderGravityWithMgpcg) {
   // Sagging under gravity stores elastic energy; the body does not fall off its bone.
   EXPECT_GT(flesh.elastic_energy(), 0.0);
   const std::span<const double> x = flesh.positions();
-  const std::span<const double> rest = flesh.rest_positions();
+  const std::vector<double> rest = flesh.rest_positions();
   double largest = 0.0;
   for (std::size_t k = 0; k < x.size(); ++k) largest = std::max(largest, std::abs(x[k] - rest[k]));
   EXPECT_LT(largest, 0.2);
