@@ -153,16 +153,18 @@ struct FrameTotals {
   std::ostringstream csv;
   int frames = 0, newton_steps = 0, solver_iterations = 0;
   double seconds = 0.0, solve_seconds = 0.0, output_seconds = 0.0;
-  FrameTotals() { csv << "frame,time,newton_steps,solver_iterations,initial_residual,final_residual,last_linear_residual,contacts,seconds,solve_seconds\n"; }
+  int damping_halvings = 0;
+  FrameTotals() { csv << "frame,time,newton_steps,solver_iterations,initial_residual,final_residual,last_linear_residual,contacts,damping,seconds,solve_seconds\n"; }
   void add(int frame, double time, const oct::OctreeFrameStats& s) {
     ++frames;
     newton_steps += s.newton_steps;
     solver_iterations += s.solver_iterations;
     seconds += s.seconds;
     solve_seconds += s.solve_seconds;
+    damping_halvings += s.damping_halvings;
     csv << frame << ',' << time << ',' << s.newton_steps << ',' << s.solver_iterations << ',' << s.initial_residual
-        << ',' << s.final_residual << ',' << s.last_linear_residual << ',' << s.contacts << ',' << s.seconds << ','
-        << s.solve_seconds << '\n';
+        << ',' << s.final_residual << ',' << s.last_linear_residual << ',' << s.contacts << ',' << s.damping << ','
+        << s.seconds << ',' << s.solve_seconds << '\n';
   }
 };
 
@@ -238,6 +240,9 @@ int run_octree(const OctreeCommandOptions& flags) {
       line << frame << "/" << frames << "  " << stats.newton_steps << "  " << stats.solver_iterations << "  "
            << format_scientific(stats.initial_residual) << " -> " << format_scientific(stats.final_residual) << "  "
            << stats.contacts << "  " << format_fixed(stats.seconds, 2);
+      if (stats.damping_halvings > 0) {
+        line << "  (MGPCG's cycle was indefinite: smoother damping halved to " << format_fixed(stats.damping, 3) << ")";
+      }
       progress(line.str());
     } catch (const std::runtime_error& error) {
       stop_reason = std::string("numerical failure at frame ") + std::to_string(frame) + ": " + error.what();
@@ -271,6 +276,7 @@ int run_octree(const OctreeCommandOptions& flags) {
   report.add_seconds("mean_frame_s", "mean time per frame", totals.seconds * per_frame);
   report.add_seconds("solve_s", "linear solves (all frames)", totals.solve_seconds);
   report.add_seconds("output_s", "output (VTK)", totals.output_seconds);
+  report.add_count("damping_halvings", "smoother damping halvings (indefinite cycles)", totals.damping_halvings);
   report.add_real("elastic_energy", "final elastic energy (J)", flesh.elastic_energy());
   report.add_real("kinetic_energy", "final kinetic energy (J)", flesh.kinetic_energy());
   report.add_text("end", "run ended", stop_reason);

@@ -137,12 +137,27 @@ int OctreeFlesh::solve(std::span<const double> rhs, std::span<double> dx, double
       solvers::MultigridSolveOptions solve_options;
       solve_options.relative_tolerance = options_.solver_tolerance;
       solve_options.max_iterations = options_.max_solver_iterations;
-      const solvers::MultigridSolveResult result =
-          options_.solver == OctreeLinearSolver::mgpcg
-              ? solvers::multigrid_pcg(hierarchy_->cycle(), rhs, dx, solve_options)
-              : solvers::multigrid_iterations(hierarchy_->cycle(), rhs, dx, solve_options);
-      relative_residual = result.relative_residual;
-      return result.iterations;
+      if (options_.solver == OctreeLinearSolver::mg) {
+        const solvers::MultigridSolveResult result = solvers::multigrid_iterations(hierarchy_->cycle(), rhs, dx, solve_options);
+        relative_residual = result.relative_residual;
+        return result.iterations;
+      }
+      for (int halving = 0;; ++halving) {
+        try {
+          const solvers::MultigridSolveResult result = solvers::multigrid_pcg(hierarchy_->cycle(), rhs, dx, solve_options);
+          relative_residual = result.relative_residual;
+          return result.iterations;
+        } catch (const solvers::IndefiniteCycle&) {
+          // A contact state can stiffen the finest level until damping·λmax(D⁻¹A) > 2 (issue 24:
+          // λmax ≈ 6.5 at damping 0.5): the Jacobi smoothing then diverges and the cycle is
+          // indefinite. Halve the damping for the rest of the run and solve again from zero.
+          if (halving == kMaxDampingHalvings) throw;
+          solvers::VCycle& cycle = hierarchy_->cycle();
+          cycle.set_damping(0.5 * cycle.options().damping);
+          ++stats_.damping_halvings;
+          std::fill(dx.begin(), dx.end(), 0.0);
+        }
+      }
     }
     case OctreeLinearSolver::cg: {
       solvers::ConjugateGradientOptions cg_options;
@@ -216,6 +231,7 @@ const OctreeFrameStats& OctreeFlesh::step(double time, std::span<const Vec3> bon
   }
   update_contact_anchors();
   stats_.contacts = static_cast<int>(contact_anchors_.size());
+  stats_.damping = hierarchy_->cycle().options().damping;
   stats_.seconds = seconds_since(start);
   return stats_;
 }

@@ -49,12 +49,19 @@ struct OctreeFrameStats {
   double final_residual = 0.0;     ///< after the last
   double last_linear_residual = 0.0;  ///< relative residual of the last linear solve
   int contacts = 0;                ///< surface points in contact at the end
+  /// MGPCG's smoother damping at the end of the frame, and how often this frame halved it
+  /// after finding the cycle indefinite (the halving is kept for the following frames).
+  double damping = 0.0;
+  int damping_halvings = 0;
   double seconds = 0.0;
   double solve_seconds = 0.0;      ///< linear solves (with the hierarchy's preparation)
 };
 
 class OctreeFlesh {
  public:
+  /// How often one linear solve may halve the damping before the indefinite cycle is an error.
+  static constexpr int kMaxDampingHalvings = 4;
+
   /// The body of `tree` at rest, with bone points and render-surface points embedded (world,
   /// rest). Throws std::invalid_argument naming a point outside the body.
   OctreeFlesh(const BalancedOctree& tree, std::vector<linalg::Vec3> bone_points,

@@ -59,11 +59,14 @@ void require_sizes(const VCycle& cycle, std::span<const double> b, std::span<dou
   }
 }
 
-[[noreturn]] void not_positive_definite(const char* what, int iteration, double value) {
-  throw std::runtime_error("multigrid_pcg: " + std::string(what) + " = " + std::to_string(value) + " at iteration " +
-                           std::to_string(iteration) +
-                           "; the operator and the V-cycle must be SPD (equal pre/post sweeps, R = Pᵀ, "
-                           "damping·λmax(B⁻¹A) < 2)");
+[[noreturn]] void indefinite_cycle(int iteration, double value) {
+  throw IndefiniteCycle("multigrid_pcg: rᵀM⁻¹r = " + std::to_string(value) + " at iteration " + std::to_string(iteration) +
+                        "; the cycle must be SPD (R = Pᵀ, damping·λmax(B⁻¹A) < 2)");
+}
+
+[[noreturn]] void indefinite_operator(int iteration, double value) {
+  throw std::runtime_error("multigrid_pcg: pᵀAp = " + std::to_string(value) + " at iteration " + std::to_string(iteration) +
+                           "; the operator must be SPD");
 }
 
 // r = b − A·x into `r`; returns ‖r‖.
@@ -114,10 +117,10 @@ MultigridSolveResult multigrid_pcg(VCycle& cycle, std::span<const double> b, std
   double rz = dot(r, z, threads);
   CgSpectrumEstimate spectrum;
   for (int iteration = 1; iteration <= options.max_iterations; ++iteration) {
-    if (!(rz > 0.0)) not_positive_definite("rᵀM⁻¹r", iteration, rz);
+    if (!(rz > 0.0)) indefinite_cycle(iteration, rz);
     a(p, ap);
     const double curvature = dot(p, ap, threads);
-    if (!(curvature > 0.0)) not_positive_definite("pᵀAp", iteration, curvature);
+    if (!(curvature > 0.0)) indefinite_operator(iteration, curvature);
     const double step = rz / curvature;
     spectrum.add_step(step);
     for_each_chunk(n, threads, [&](std::size_t, std::size_t begin, std::size_t end) {

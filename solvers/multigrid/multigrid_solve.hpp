@@ -5,6 +5,7 @@
 // and the V-cycle's convergence factor, the number that says whether a hierarchy (transfers,
 // coarse operators, damping) is working.
 #include <span>
+#include <stdexcept>
 #include <vector>
 
 #include "solvers/cg/cg_spectrum.hpp"
@@ -32,10 +33,17 @@ struct MultigridSolveResult {
   SpectrumBounds spectrum;
 };
 
+/// MGPCG met rᵀM⁻¹r ≤ 0: the cycle is not positive definite — its smoother diverges
+/// (damping·λmax(B⁻¹A) ≥ 2 somewhere) or R ≠ Pᵀ. A smaller damping (VCycle::set_damping) is
+/// the caller's remedy for the first.
+struct IndefiniteCycle : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
 /// Solves level(0)'s A·x = b by MGPCG from the given x (a warm start). Throws
 /// std::invalid_argument on sizes, std::logic_error for an unsymmetric cycle (pre_sweeps !=
-/// post_sweeps), and std::runtime_error when rᵀM⁻¹r or pᵀAp is not positive (an operator or
-/// cycle that is not SPD: too large a damping, or R ≠ Pᵀ), naming the iteration.
+/// post_sweeps), IndefiniteCycle when rᵀM⁻¹r is not positive and std::runtime_error when pᵀAp
+/// is not (an operator that is not SPD), naming the iteration.
 MultigridSolveResult multigrid_pcg(VCycle& cycle, std::span<const double> b, std::span<double> x,
                                    const MultigridSolveOptions& options);
 

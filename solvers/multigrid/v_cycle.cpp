@@ -131,6 +131,11 @@ void VCycle::iterate(std::span<const double> b, std::span<double> x) {
   add_to(x, correction, options_.threads);
 }
 
+void VCycle::set_damping(double damping) {
+  if (!(damping > 0.0)) throw std::invalid_argument("VCycle: damping must be positive");
+  options_.damping = damping;
+}
+
 std::span<double> VCycle::finest_vector(int index) {
   if (index < 0) throw std::invalid_argument("VCycle::finest_vector: negative index");
   if (finest_vectors_.size() <= static_cast<std::size_t>(index)) finest_vectors_.resize(static_cast<std::size_t>(index) + 1);

@@ -102,6 +102,9 @@ class VCycle {
   [[nodiscard]] const MultigridLevel& level(int l) const;
   [[nodiscard]] int level_count() const { return static_cast<int>(levels_.size()); }
   [[nodiscard]] const VCycleOptions& options() const { return options_; }
+  /// A new smoother damping ω (> 0, else std::invalid_argument), e.g. halved after
+  /// multigrid_pcg found the cycle indefinite.
+  void set_damping(double damping);
 
   /// The constructor's checks, again: after the levels were changed in place.
   void check_levels() const;
