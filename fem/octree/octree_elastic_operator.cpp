@@ -114,7 +114,23 @@ void OctreeElasticOperator::apply(std::span<const double> x, std::span<double> y
   }
 }
 
-std::vector<double> OctreeElasticOperator::diagonal() const {
+namespace {
+
+/// Σ_j |S_ij| per row i: a spring's l1 row sums.
+Vec3 absolute_row_sums(const Mat3& s) {
+  Vec3 sums;
+  for (int i = 0; i < 3; ++i) sums[i] = std::abs(s(i, 0)) + std::abs(s(i, 1)) + std::abs(s(i, 2));
+  return sums;
+}
+
+}  // namespace
+
+std::vector<double> OctreeElasticOperator::diagonal() const { return diagonal(SpringRows::exact); }
+std::vector<double> OctreeElasticOperator::smoother_diagonal() const { return diagonal(SpringRows::l1); }
+std::vector<double> OctreeElasticOperator::block_diagonal() const { return block_diagonal(SpringRows::exact); }
+std::vector<double> OctreeElasticOperator::smoother_block_diagonal() const { return block_diagonal(SpringRows::l1); }
+
+std::vector<double> OctreeElasticOperator::diagonal(SpringRows spring_rows) const {
   std::vector<double> d(static_cast<std::size_t>(unknowns()));
   linalg::parallel_chunks(mesh_->node_count(), threads_, [&](Index first, Index last) {
     for (Index node = first; node < last; ++node) {
@@ -130,15 +146,20 @@ std::vector<double> OctreeElasticOperator::diagonal() const {
       if (blocks_.owner(nodes[b]) == block) add_nodal(d, nodes[b], element_diagonal[b]);
     }
   });
-  for (const PlacedSpring& spring : springs_) {  // k·Ñ_b² (§8) per component
+  for (const PlacedSpring& spring : springs_) {
     const EmbeddedPoint& p = spring.at;
-    const Vec3 k{spring.stiffness(0, 0), spring.stiffness(1, 1), spring.stiffness(2, 2)};
-    for (int b = 0; b < 8; ++b) add_nodal(d, mesh_->conforming_nodes[p.element][b], p.weights[b] * p.weights[b] * k);
+    if (spring_rows == SpringRows::exact) {  // k·Ñ_b² (§8) per component
+      const Vec3 k{spring.stiffness(0, 0), spring.stiffness(1, 1), spring.stiffness(2, 2)};
+      for (int b = 0; b < 8; ++b) add_nodal(d, mesh_->conforming_nodes[p.element][b], p.weights[b] * p.weights[b] * k);
+    } else {  // row b of (Ñ Ñᵀ) ⊗ S in l1: Ñ_b·Σ_c Ñ_c·Σ_j |S_ij| = Ñ_b·Σ_j |S_ij| (Ñ ≥ 0, Σ Ñ = 1)
+      const Vec3 row_sums = absolute_row_sums(spring.stiffness);
+      for (int b = 0; b < 8; ++b) add_nodal(d, mesh_->conforming_nodes[p.element][b], p.weights[b] * row_sums);
+    }
   }
   return d;
 }
 
-std::vector<double> OctreeElasticOperator::block_diagonal() const {
+std::vector<double> OctreeElasticOperator::block_diagonal(SpringRows spring_rows) const {
   std::vector<double> blocks(static_cast<std::size_t>(9 * mesh_->node_count()), 0.0);
   const auto add_block = [&](Index node, const Mat3& block) {
     for (int k = 0; k < 9; ++k) blocks[9 * static_cast<std::size_t>(node) + k] += block.entries[static_cast<std::size_t>(k)];
@@ -155,7 +176,12 @@ std::vector<double> OctreeElasticOperator::block_diagonal() const {
   });
   for (const PlacedSpring& spring : springs_) {  // k·Ñ_b²·S (§8)
     const EmbeddedPoint& p = spring.at;
-    for (int b = 0; b < 8; ++b) add_block(mesh_->conforming_nodes[p.element][b], (p.weights[b] * p.weights[b]) * spring.stiffness);
+    // l1: the rows' couplings to the other nodes, Ñ_b·(1 − Ñ_b)·Σ_j |S_ij|, on the block's diagonal.
+    const Vec3 row_sums = spring_rows == SpringRows::l1 ? absolute_row_sums(spring.stiffness) : Vec3{};
+    for (int b = 0; b < 8; ++b) {
+      const double w = p.weights[b];
+      add_block(mesh_->conforming_nodes[p.element][b], (w * w) * spring.stiffness + Mat3::diagonal((w * (1.0 - w)) * row_sums));
+    }
   }
   return blocks;
 }

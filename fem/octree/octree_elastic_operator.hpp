@@ -58,8 +58,18 @@ class OctreeElasticOperator {
   void apply(std::span<const double> x, std::span<double> y) const;
   /// diag(A): the elements' §7.4 diagonals, masses and springs.
   [[nodiscard]] std::vector<double> diagonal() const;
+  /// The Jacobi smoother's diagonal: diag(A) with each spring's rows counted by their l1
+  /// norms (l1-Jacobi, Baker et al. 2011, for the springs only). A stiff spring at a point
+  /// inside an element is a rank-one term whose D⁻¹-scaled eigenvalue is the number of nodes it
+  /// touches, up to 8: the contact springs of the armadillo's feet on the floor made
+  /// λmax(D⁻¹A) 9.6 at 64 cells (2.0 without them), so damping 0.5 diverged there; with the
+  /// l1 rows a spring adds at most 1 (issue 24, stop 47).
+  [[nodiscard]] std::vector<double> smoother_diagonal() const;
   /// A's 3×3 diagonal node blocks, 9 values per node (row-major): the block-Jacobi smoother's data.
   [[nodiscard]] std::vector<double> block_diagonal() const;
+  /// The block-Jacobi smoother's blocks: block_diagonal() with each spring's couplings to
+  /// other nodes added, in l1, to the blocks' diagonals (as smoother_diagonal()).
+  [[nodiscard]] std::vector<double> smoother_block_diagonal() const;
   /// A assembled (lower triangle): the coarsest level's matrix for the direct solve, the
   /// `direct` solver, and the tests' oracle. The pattern (every pair of an element's
   /// conforming nodes) is built on the first call and kept, so the factorization sees one
@@ -90,6 +100,9 @@ class OctreeElasticOperator {
   [[nodiscard]] std::size_t memory_bytes() const;
 
  private:
+  enum class SpringRows { exact, l1 };
+  [[nodiscard]] std::vector<double> diagonal(SpringRows spring_rows) const;
+  [[nodiscard]] std::vector<double> block_diagonal(SpringRows spring_rows) const;
   /// f̃_b += Σ_a W_ab values_a for the conforming nodes of `element` owned by `block`.
   void scatter_owned(linalg::Index element, linalg::Index block, const HexNodes& values, std::span<double> nodal) const;
   /// nodal += Ñ_b(ξ_p)·value on the conforming nodes of embedded point p (§8: Wᵀ of a point).

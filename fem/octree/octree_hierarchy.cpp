@@ -101,9 +101,9 @@ OctreeHierarchy::~OctreeHierarchy() = default;
 
 void OctreeHierarchy::set_smoother_data(solvers::MultigridLevel& level, const OctreeElasticOperator& op) const {
   if (smoother_ == solvers::Smoother::block_jacobi_3x3) {
-    level.block_diagonal = op.block_diagonal();
+    level.block_diagonal = op.smoother_block_diagonal();
   } else {
-    level.diagonal = op.diagonal();
+    level.diagonal = op.smoother_diagonal();
   }
 }
 

@@ -313,6 +313,7 @@ struct CycleSpectrum {
   double seconds = 0.0;  ///< the MGPCG solve
   solvers::SpectrumBounds ritz;
   double power_factor = 0.0;
+  double damping = 0.0;  ///< the smoother's, halved as the flesh does where the cycle was indefinite
 };
 
 CycleSpectrum measure_cycle(oct::OctreeHierarchy& hierarchy) {
@@ -321,21 +322,31 @@ CycleSpectrum measure_cycle(oct::OctreeHierarchy& hierarchy) {
   solvers::MultigridSolveOptions options;
   options.relative_tolerance = 1e-6;
   options.max_iterations = 200;
-  const Clock::time_point start = Clock::now();
-  const solvers::MultigridSolveResult result = solvers::multigrid_pcg(hierarchy.cycle(), b, x, options);
-  const double seconds = seconds_since(start);
-  return {result.iterations, seconds, result.spectrum, solvers::vcycle_convergence_factor(hierarchy.cycle())};
+  solvers::VCycle& cycle = hierarchy.cycle();
+  for (int halving = 0;; ++halving) {
+    try {
+      const Clock::time_point start = Clock::now();
+      const solvers::MultigridSolveResult result = solvers::multigrid_pcg(cycle, b, x, options);
+      const double seconds = seconds_since(start);
+      return {result.iterations, seconds, result.spectrum, solvers::vcycle_convergence_factor(cycle), cycle.options().damping};
+    } catch (const solvers::IndefiniteCycle& error) {
+      if (halving == oct::OctreeFlesh::kMaxDampingHalvings) throw;
+      progress(std::string(error.what()) + " — damping halved");
+      cycle.set_damping(0.5 * cycle.options().damping);
+      std::fill(x.begin(), x.end(), 0.0);
+    }
+  }
 }
 
 nlohmann::json spectrum_json(const CycleSpectrum& s) {
-  return {{"iterations", s.iterations}, {"seconds", s.seconds}, {"vcycle_factor", s.power_factor}, {"ritz_smallest", s.ritz.smallest},
+  return {{"iterations", s.iterations}, {"seconds", s.seconds}, {"vcycle_factor", s.power_factor}, {"damping", s.damping}, {"ritz_smallest", s.ritz.smallest},
           {"ritz_largest", s.ritz.largest}, {"condition_number", s.ritz.condition_number()}};
 }
 
 nlohmann::json run_convergence(const Arguments& arguments, const oct::OctreeScene& scene) {
   std::printf("\n## MGPCG convergence (§7): iterations to a 1e-6 relative residual\n\n"
-              "| cells | unknowns | levels | iterations | MGPCG s | cycle factor (200 power cycles) | Ritz λmin, λmax of M⁻¹A | κ |\n"
-              "|---|---|---|---|---|---|---|---|\n");
+              "| cells | unknowns | levels | damping | iterations | MGPCG s | cycle factor (200 power cycles) | Ritz λmin, λmax of M⁻¹A | κ |\n"
+              "|---|---|---|---|---|---|---|---|---|\n");
   nlohmann::json rows = nlohmann::json::array();
   for (const int cells : arguments.cells) {
     const oct::BalancedOctree tree = build_tree(scene.surface, cells, false, arguments.threads);
@@ -343,8 +354,8 @@ nlohmann::json run_convergence(const Arguments& arguments, const oct::OctreeScen
     seconds_per_frame(*flesh, scene, 1);  // a deformed state, hierarchy prepared
     oct::OctreeHierarchy& hierarchy = flesh->hierarchy();
     const CycleSpectrum s = measure_cycle(hierarchy);
-    std::printf("| %d | %d | %d | %d | %.3f | %.3f | %.3f, %.3f | %.1f |\n", cells, hierarchy.op(0).unknowns(),
-                hierarchy.level_count(), s.iterations, s.seconds, s.power_factor, s.ritz.smallest, s.ritz.largest,
+    std::printf("| %d | %d | %d | %.3g | %d | %.3f | %.3f | %.3f, %.3f | %.1f |\n", cells, hierarchy.op(0).unknowns(),
+                hierarchy.level_count(), s.damping, s.iterations, s.seconds, s.power_factor, s.ritz.smallest, s.ritz.largest,
                 s.ritz.condition_number());
     nlohmann::json row = spectrum_json(s);
     row.update({{"cells", cells}, {"unknowns", hierarchy.op(0).unknowns()}, {"levels", hierarchy.level_count()}});
@@ -353,7 +364,7 @@ nlohmann::json run_convergence(const Arguments& arguments, const oct::OctreeScen
   // The V-cycle factor against the number of levels at the middle resolution.
   const int cells = arguments.cells[arguments.cells.size() / 2];
   const oct::BalancedOctree tree = build_tree(scene.surface, cells, false, arguments.threads);
-  std::printf("\n| levels (at %d cells) | MGPCG iterations | MGPCG s | cycle factor | Ritz λmin, λmax | κ |\n|---|---|---|---|---|---|\n", cells);
+  std::printf("\n| levels (at %d cells) | damping | MGPCG iterations | MGPCG s | cycle factor | Ritz λmin, λmax | κ |\n|---|---|---|---|---|---|---|\n", cells);
   nlohmann::json by_levels = nlohmann::json::array();
   for (int levels = 2; levels <= 7; ++levels) {
     oct::OctreeFleshOptions options = flesh_options(arguments, arguments.threads);
@@ -365,7 +376,7 @@ nlohmann::json run_convergence(const Arguments& arguments, const oct::OctreeScen
     flesh.step(0.0, targets);
     oct::OctreeHierarchy& hierarchy = flesh.hierarchy();
     const CycleSpectrum s = measure_cycle(hierarchy);
-    std::printf("| %d | %d | %.3f | %.3f | %.3f, %.3f | %.1f |\n", hierarchy.level_count(), s.iterations, s.seconds,
+    std::printf("| %d | %.3g | %d | %.3f | %.3f | %.3f, %.3f | %.1f |\n", hierarchy.level_count(), s.damping, s.iterations, s.seconds,
                 s.power_factor,
                 s.ritz.smallest, s.ritz.largest, s.ritz.condition_number());
     nlohmann::json row = spectrum_json(s);

@@ -168,6 +168,50 @@ TEST(OctreeElasticOperator, DiagonalEqualsTheAssembledDiagonal) {
   }
 }
 
+/// λmax(D⁻¹A) by power iteration (D⁻¹A is similar to the SPD D^-½AD^-½).
+double largest_jacobi_eigenvalue(const OctreeElasticOperator& op, const std::vector<double>& d) {
+  std::vector<double> v = random_vector(d.size(), 9), w(d.size());
+  double growth = 0.0;
+  for (int iteration = 0; iteration < 300; ++iteration) {
+    const double length = linalg::norm2(v);
+    for (double& value : v) value /= length;
+    op.apply(v, w);
+    for (std::size_t k = 0; k < d.size(); ++k) w[k] /= d[k];
+    growth = linalg::norm2(w);
+    v.swap(w);
+  }
+  return growth;
+}
+
+// A stiff spring at a point inside an element is a rank-one term Ñ Ñᵀ ⊗ S whose D⁻¹-scaled
+// eigenvalue is the number of nodes it touches (up to 8): damped Jacobi with diag(A) then
+// diverges at the damping the body alone takes (issue 24: 9.6 against 2.0 at the armadillo's
+// floor contacts). The smoother's l1 spring rows bound what a spring adds by 1.
+TEST(OctreeElasticOperator, SmootherDiagonalKeepsStiffSpringsFromRaisingTheJacobiSpectrum) {
+  SmallBody body;
+  body.op.linearize_at(node_positions(body.mesh));
+  body.op.set_mass_scale(1e3);
+  const double body_alone = largest_jacobi_eigenvalue(body.op, body.op.diagonal());
+  const Mat3 stiff = 1e9 * Mat3::identity();  // springs far stiffer than the elements
+  std::vector<EmbeddedPoint> points;
+  std::vector<EmbeddedSpring> springs;
+  for (const Vec3& p : {Vec3{0.031, 0.517, -0.022}, Vec3{0.27, 0.43, 0.11}, Vec3{-0.19, 0.71, 0.05}}) {
+    const std::optional<ElementPoint> located = locate_point(body.mesh, p);
+    ASSERT_TRUE(located.has_value());
+    points.push_back({located->element, conforming_weights(body.mesh, *located)});
+    springs.push_back({static_cast<Index>(springs.size()), stiff, p});
+  }
+  body.op.set_springs(springs, points);
+  const std::vector<double> exact = body.op.diagonal(), smoother = body.op.smoother_diagonal();
+  for (std::size_t k = 0; k < exact.size(); ++k) EXPECT_GE(smoother[k], exact[k]);
+  const double with_exact = largest_jacobi_eigenvalue(body.op, exact);
+  const double with_l1 = largest_jacobi_eigenvalue(body.op, smoother);
+  std::printf("[ measured ] λmax(D⁻¹A): body %.3f; with stiff springs %.3f, with their l1 rows %.3f\n", body_alone,
+              with_exact, with_l1);
+  EXPECT_GT(with_exact, 4.0);               // the rank-one terms' eigenvalue (points in general position: 8)
+  EXPECT_LT(with_l1, body_alone + 1.0 + 1e-6);
+}
+
 TEST(OctreeElasticOperator, StiffnessIsTheDerivativeOfTheForcesNearRest) {
   SmallBody body;
   std::vector<double> x = node_positions(body.mesh);
