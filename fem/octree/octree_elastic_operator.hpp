@@ -61,9 +61,9 @@ class OctreeElasticOperator {
   /// The Jacobi smoother's diagonal: diag(A) with each spring's rows counted by their l1
   /// norms (l1-Jacobi, Baker et al. 2011, for the springs only). A stiff spring at a point
   /// inside an element is a rank-one term whose D⁻¹-scaled eigenvalue is the number of nodes it
-  /// touches, up to 8: the contact springs of the armadillo's feet on the floor made
-  /// λmax(D⁻¹A) 9.6 at 64 cells (2.0 without them), so damping 0.5 diverged there; with the
-  /// l1 rows a spring adds at most 1 (issue 24, stop 47).
+  /// touches, up to 8: the contact springs of the armadillo's feet on the floor make
+  /// λmax(D⁻¹A) 3.7 at 64 and 128 cells (2.03 without them), which damping 0.5 smooths by a
+  /// factor 0.84 only; with the l1 rows a spring adds at most 1 (2.03; issue 24, stop 47).
   [[nodiscard]] std::vector<double> smoother_diagonal() const;
   /// A's 3×3 diagonal node blocks, 9 values per node (row-major): the block-Jacobi smoother's data.
   [[nodiscard]] std::vector<double> block_diagonal() const;

@@ -265,6 +265,10 @@ double OctreeFlesh::kinetic_energy() const {
   return energy;
 }
 
+void OctreeFlesh::prepare_hierarchy() {
+  hierarchy_->prepare(springs_, 1.0 / (options_.time_step * options_.time_step));
+}
+
 std::vector<double> OctreeFlesh::rest_positions() const {
   const OctreeMesh& finest = mesh();
   std::vector<double> rest(static_cast<std::size_t>(3 * finest.node_count()));

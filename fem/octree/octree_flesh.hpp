@@ -74,8 +74,15 @@ class OctreeFlesh {
 
   [[nodiscard]] const OctreeMesh& mesh() const { return hierarchy_->mesh(0); }
   [[nodiscard]] const OctreeHierarchy& hierarchy() const { return *hierarchy_; }
-  /// The hierarchy as the last Newton step prepared it (benchmarks solve other right-hand sides with it).
+  /// The hierarchy. After a step its finest level holds the springs and linearization of the
+  /// step's last residual, the other levels and the smoothers those of the last Newton solve:
+  /// call prepare_hierarchy() before solving with it.
   [[nodiscard]] OctreeHierarchy& hierarchy() { return *hierarchy_; }
+  /// Readies every level for the current positions — the system a next Newton step would
+  /// solve (benchmarks solve other right-hand sides with it). Before stop 47 the benchmark
+  /// solved with a finest level newer than its smoothers and coarse levels: the indefinite
+  /// cycles it reported at 128–256 cells came from that mismatch.
+  void prepare_hierarchy();
   [[nodiscard]] std::span<const double> positions() const { return x_; }
   [[nodiscard]] std::span<const double> velocities() const { return v_; }
   /// The finest level's node positions at rest (3 per node), computed from the mesh.

@@ -351,7 +351,8 @@ nlohmann::json run_convergence(const Arguments& arguments, const oct::OctreeScen
   for (const int cells : arguments.cells) {
     const oct::BalancedOctree tree = build_tree(scene.surface, cells, false, arguments.threads);
     std::unique_ptr<oct::OctreeFlesh> flesh = make_flesh(arguments, scene, tree, oct::OctreeLinearSolver::mgpcg, arguments.threads);
-    seconds_per_frame(*flesh, scene, 1);  // a deformed state, hierarchy prepared
+    seconds_per_frame(*flesh, scene, 1);  // a deformed state
+    flesh->prepare_hierarchy();
     oct::OctreeHierarchy& hierarchy = flesh->hierarchy();
     const CycleSpectrum s = measure_cycle(hierarchy);
     std::printf("| %d | %d | %d | %.3g | %d | %.3f | %.3f | %.3f, %.3f | %.1f |\n", cells, hierarchy.op(0).unknowns(),
@@ -374,6 +375,7 @@ nlohmann::json run_convergence(const Arguments& arguments, const oct::OctreeScen
     flesh.set_obstacles(scene.obstacles);
     std::vector<Vec3> targets = scene.bone_points;
     flesh.step(0.0, targets);
+    flesh.prepare_hierarchy();
     oct::OctreeHierarchy& hierarchy = flesh.hierarchy();
     const CycleSpectrum s = measure_cycle(hierarchy);
     std::printf("| %d | %.3g | %d | %.3f | %.3f | %.3f, %.3f | %.1f |\n", hierarchy.level_count(), s.damping, s.iterations, s.seconds,
@@ -578,6 +580,7 @@ nlohmann::json run_direct(const Arguments& arguments, const oct::OctreeScene& sc
     const oct::BalancedOctree tree = build_tree(scene.surface, cells, false, arguments.threads);
     std::unique_ptr<oct::OctreeFlesh> flesh = make_flesh(arguments, scene, tree, oct::OctreeLinearSolver::mgpcg, arguments.threads);
     seconds_per_frame(*flesh, scene, 1);
+    flesh->prepare_hierarchy();
     oct::OctreeHierarchy& hierarchy = flesh->hierarchy();
     const std::vector<double> b = random_vector(static_cast<std::size_t>(hierarchy.op(0).unknowns()), 5);
     std::vector<double> mg_times;
