@@ -21,16 +21,15 @@ struct OctreeLevelsOptions {
   int max_levels = 7;                ///< §10.4 uses 7
   linalg::Index coarsest_nodes = 3000;  ///< stop coarsening once a level has no more nodes than this
   bool direct_coarsest = true;       ///< false: the paper's damped-Jacobi sweeps on the coarsest level
-  /// The cycle; damping 0.5 by default (not §7's 0.3): measured on the armadillo at 64 cells,
-  /// 0.3 needs 42 MGPCG iterations to 1e-6, 0.5 needs 32, and ≥ 0.7 makes the cycle indefinite.
-  /// A K-cycle (VCycleOptions::Shape::k), not §7's V-cycle. With the floor contact, MGPCG to
-  /// 1e-6 with V-cycles broke down at 256 cells (rᵀM⁻¹r < 0 at iteration 10: at that contact
-  /// state the finest level's D⁻¹A has an eigenvalue ≈ 6.5, and damping·6.5 > 2 makes its
-  /// Jacobi smoothing diverge); the K-cycle does not repair that smoother, but it solved the
-  /// same system in 24 iterations (the V-cycle needs 32 / 44 at 64 / 128 cells, the K-cycle
-  /// 27 / 27). The price: under §10.2's caps (10 Newton steps of 3 iterations) its frames take
-  /// 1.23–1.37× the V-cycle's; `cycle.shape = v` for those (docs/benchmarks.md, issue 24, stop 46).
-  solvers::VCycleOptions cycle = {.damping = 0.5, .shape = solvers::VCycleOptions::Shape::k};
+  /// The cycle: a K-cycle (VCycleOptions::Shape::k), not §7's V-cycle, with damping 0.8, not
+  /// §7's 0.3. Measured at the armadillo's floor contacts (issue 24, stop 47): with the l1
+  /// spring rows (OctreeElasticOperator::smoother_diagonal) every level's λmax(D⁻¹A) is
+  /// 2.03–2.04 (2.27 on a 16-cell sphere, most elements with hanging nodes), so 0.8 keeps
+  /// ω·λmax ≤ 1.8; MGPCG to 1e-6 then takes 31 / 25 / 23 iterations at 64 / 128 / 256 cells
+  /// with the K-cycle, 35 / 35 / 41 with the V-cycle (at 0.5: 39 / 33 / 30 and 43 / 44 / 53).
+  /// Before the l1 rows the contact springs raised λmax to 3.7, and ≥ 0.7 diverged. A cycle
+  /// found indefinite anyway is handled by the flesh, which halves the damping.
+  solvers::VCycleOptions cycle = {.damping = 0.8, .shape = solvers::VCycleOptions::Shape::k};
   int threads = 0;
 };
 

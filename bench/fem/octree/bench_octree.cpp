@@ -54,7 +54,7 @@ constexpr const char* kUsage = R"(bench_octree — octree flesh vs uniform grid,
   --frames N         frames timed per configuration (default 3, after one untimed; 0: build only,
                      for elements and memory at sizes too large to step here)
   --cube N           cube side in finest cells for the §10.4 test (default 64)
-  --damping W        damped-Jacobi weight of the V-cycle (default 0.5; §7 uses 0.3)
+  --damping W        damped-Jacobi weight of the cycle (default 0.8, the flesh's; §7 uses 0.3)
   --cube-damping W   the damped-Jacobi weight of the cube test (default 0.3, §7's; §10.4's 0.857 diverges here)
   --sweeps N         pre- and post-smoothing sweeps per level (default 1)
   --chebyshev L      Chebyshev smoothing of degree --sweeps instead of damped sweeps, over
@@ -76,11 +76,11 @@ struct Arguments {
   int frames = 3;
   int cube = 64;
   int threads = 2;
-  double damping = 0.5;
+  double damping = oct::OctreeLevelsOptions{}.cycle.damping;
   /// §10.4 uses 0.857; with the §7.4 diagonal here MG diverges and MGPCG loses definiteness
   /// above ≈ 0.7 (measured). §7's 0.3 is the best measured for MGPCG on this cube (to 1e-6 in
   /// 76 iterations with the Cholesky coarsest level against 133 at 0.5, and the 16-sweep
-  /// version gets there at all), though the flesh's 0.5 is the best for the armadillo.
+  /// version gets there at all); the flesh takes 0.8 (its contact springs' rows in l1).
   double cube_damping = 0.3;
   int sweeps = 1;
   double chebyshev_lower = 0.0;  ///< 0: damped sweeps
