@@ -269,17 +269,7 @@ void OctreeFlesh::prepare_hierarchy() {
   hierarchy_->prepare(springs_, 1.0 / (options_.time_step * options_.time_step));
 }
 
-std::vector<double> OctreeFlesh::rest_positions() const {
-  const OctreeMesh& finest = mesh();
-  std::vector<double> rest(static_cast<std::size_t>(3 * finest.node_count()));
-  for (Index node = 0; node < finest.node_count(); ++node) {
-    const Vec3 p = finest.node_position(node);
-    rest[3 * node] = p.x;
-    rest[3 * node + 1] = p.y;
-    rest[3 * node + 2] = p.z;
-  }
-  return rest;
-}
+std::vector<double> OctreeFlesh::rest_positions() const { return mesh().node_positions(); }
 
 std::size_t OctreeFlesh::memory_bytes() const {
   const std::size_t vectors = (x_.capacity() + v_.capacity()) * sizeof(double) +

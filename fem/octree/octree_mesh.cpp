@@ -196,6 +196,15 @@ Vec3 OctreeMesh::node_position(Index node) const {
   return origin + cell_size * Vec3{double(g[0]), double(g[1]), double(g[2])};
 }
 
+std::vector<double> OctreeMesh::node_positions() const {
+  std::vector<double> positions(static_cast<std::size_t>(3 * node_count()));
+  for (Index node = 0; node < node_count(); ++node) {
+    const Vec3 p = node_position(node);
+    for (int i = 0; i < 3; ++i) positions[static_cast<std::size_t>(3 * node + i)] = p[i];
+  }
+  return positions;
+}
+
 double OctreeMesh::element_size(Index e) const {
   return cell_size * octant_size(elements[static_cast<std::size_t>(e)]);
 }

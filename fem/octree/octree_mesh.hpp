@@ -47,6 +47,8 @@ struct OctreeMesh {
   [[nodiscard]] linalg::Index element_count() const { return static_cast<linalg::Index>(elements.size()); }
   [[nodiscard]] linalg::Index node_count() const { return static_cast<linalg::Index>(node_grid.size()); }
   [[nodiscard]] Vec3 node_position(linalg::Index node) const;  ///< world
+  /// Every node's world position, 3 values per node: the mesh at rest.
+  [[nodiscard]] std::vector<double> node_positions() const;
   [[nodiscard]] double element_size(linalg::Index e) const;    ///< world edge h
   [[nodiscard]] Vec3 element_origin(linalg::Index e) const;    ///< world min corner
 

@@ -36,17 +36,6 @@ BalancedOctree sphere_octree(int cells) {
   return build_balanced_octree(sphere_surface({0.0, 0.5, 0.0}, 0.5), options);
 }
 
-std::vector<double> node_positions(const OctreeMesh& mesh) {
-  std::vector<double> x(static_cast<std::size_t>(3 * mesh.node_count()));
-  for (Index n = 0; n < mesh.node_count(); ++n) {
-    const Vec3 p = mesh.node_position(n);
-    x[3 * n] = p.x;
-    x[3 * n + 1] = p.y;
-    x[3 * n + 2] = p.z;
-  }
-  return x;
-}
-
 std::vector<double> random_vector(std::size_t size, unsigned seed, double scale = 1.0) {
   std::mt19937 generator(seed);
   std::uniform_real_distribution<double> uniform(-scale, scale);
@@ -97,7 +86,7 @@ TEST(OctreeElasticOperator, PatchTestAffineFieldsGiveExactGradientsAndNoInterior
   ASSERT_GT(std::count_if(body.mesh.hanging.begin(), body.mesh.hanging.end(), [](std::uint8_t c) { return c != 0; }), 0)
       << "the test needs hanging nodes";
   const Mat3 a = Mat3::from_rows({1.1, 0.2, -0.1}, {0.05, 0.9, 0.3}, {-0.2, 0.1, 1.2});
-  std::vector<double> x = node_positions(body.mesh);
+  std::vector<double> x = body.mesh.node_positions();
   for (Index n = 0; n < body.mesh.node_count(); ++n) {
     const Vec3 p = a * body.mesh.node_position(n) + Vec3{0.3, -0.2, 0.1};
     x[3 * n] = p.x;
@@ -130,7 +119,7 @@ TEST(OctreeElasticOperator, PatchTestAffineFieldsGiveExactGradientsAndNoInterior
 
 TEST(OctreeElasticOperator, MatrixFreeProductEqualsTheAssembledMatrixAndIsSymmetric) {
   SmallBody body;
-  std::vector<double> x = node_positions(body.mesh);
+  std::vector<double> x = body.mesh.node_positions();
   for (double& value : x) value += 0.002 * std::sin(37.0 * value);
   body.op.linearize_at(x);
   body.op.set_mass_scale(100.0);
@@ -155,7 +144,7 @@ TEST(OctreeElasticOperator, MatrixFreeProductEqualsTheAssembledMatrixAndIsSymmet
 
 TEST(OctreeElasticOperator, DiagonalEqualsTheAssembledDiagonal) {
   SmallBody body;
-  std::vector<double> x = node_positions(body.mesh);
+  std::vector<double> x = body.mesh.node_positions();
   for (double& value : x) value += 0.05 * std::cos(23.0 * value);
   body.op.linearize_at(x);
   add_test_springs(body);
@@ -189,7 +178,7 @@ double largest_jacobi_eigenvalue(const OctreeElasticOperator& op, const std::vec
 // floor contacts). The smoother's l1 spring rows bound what a spring adds by 1.
 TEST(OctreeElasticOperator, SmootherDiagonalKeepsStiffSpringsFromRaisingTheJacobiSpectrum) {
   SmallBody body;
-  body.op.linearize_at(node_positions(body.mesh));
+  body.op.linearize_at(body.mesh.node_positions());
   body.op.set_mass_scale(1e3);
   const double body_alone = largest_jacobi_eigenvalue(body.op, body.op.diagonal());
   const Mat3 stiff = 1e9 * Mat3::identity();  // springs far stiffer than the elements
@@ -214,7 +203,7 @@ TEST(OctreeElasticOperator, SmootherDiagonalKeepsStiffSpringsFromRaisingTheJacob
 
 TEST(OctreeElasticOperator, StiffnessIsTheDerivativeOfTheForcesNearRest) {
   SmallBody body;
-  std::vector<double> x = node_positions(body.mesh);
+  std::vector<double> x = body.mesh.node_positions();
   // Stretched 5 %: Algorithm 1's clamp is inactive there (a compressed element clamps), so the
   // definiteness-fixed stiffness is the exact Hessian.
   for (double& value : x) value = 1.05 * value + 1e-3 * std::sin(11.0 * value);
@@ -246,7 +235,7 @@ TEST(OctreeHierarchy, MgpcgEqualsTheDirectCholeskySolve) {
   OctreeHierarchy hierarchy(tree, Lame{1e4, 4e4}, 1000.0, options);
   ASSERT_GE(hierarchy.level_count(), 3);
   const OctreeMesh& mesh = hierarchy.mesh(0);
-  std::vector<double> x = node_positions(mesh);
+  std::vector<double> x = mesh.node_positions();
   for (double& value : x) value += 0.01 * std::sin(17.0 * value);
   hierarchy.op(0).linearize_at(x);
   // Stiff springs at points inside, like bone attachments: every level places them (§8).
@@ -287,14 +276,14 @@ TEST(OctreeHierarchy, EmbeddedPointsFollowedToCoarserLevelsStayWhereTheyAre) {
   hierarchy.embed_points(points);
   for (int level = 0; level < hierarchy.level_count(); ++level) {
     const OctreeMesh& mesh = hierarchy.mesh(level);
-    const std::vector<double> rest = node_positions(mesh);
+    const std::vector<double> rest = mesh.node_positions();
     for (std::size_t p = 0; p < points.size(); ++p) {
       const EmbeddedPoint at = hierarchy.embedded_point(static_cast<Index>(p), level);
       const Vec3 position = hierarchy.op(level).point_position(at, rest);
       EXPECT_LT(linalg::norm(position - points[p]), 1e-12) << "point " << p << " on level " << level;
     }
   }
-  EXPECT_LT(linalg::norm(hierarchy.point_position(1, node_positions(hierarchy.mesh(0))) - points[1]), 1e-12);
+  EXPECT_LT(linalg::norm(hierarchy.point_position(1, hierarchy.mesh(0).node_positions()) - points[1]), 1e-12);
   EXPECT_THROW((void)hierarchy.embedded_point(200, 0), std::invalid_argument);
   EXPECT_THROW(hierarchy.set_finest_springs(std::vector<EmbeddedSpring>{{-1, Mat3::identity(), {}}}), std::invalid_argument);
   EXPECT_THROW(hierarchy.embed_points(std::vector<Vec3>{{0.0, 2.0, 0.0}}), std::invalid_argument);
@@ -318,7 +307,7 @@ TEST(OctreeHierarchy, WAndKCyclesKeepTheTwoLevelSpectrumAsLevelsAreAdded) {
     options.cycle.shape = shape;
     OctreeHierarchy hierarchy(tree, Lame{1e4, 4e4}, 1000.0, options);
     EXPECT_EQ(hierarchy.level_count(), levels);
-    std::vector<double> x = node_positions(hierarchy.mesh(0));
+    std::vector<double> x = hierarchy.mesh(0).node_positions();
     for (double& value : x) value += 0.01 * std::sin(17.0 * value);
     hierarchy.op(0).linearize_at(x);
     hierarchy.prepare({}, 576.0);
@@ -374,13 +363,17 @@ TEST(OctreeFlesh, ARigidBoneMotionMovesTheBodyAndItsSurfaceRigidly) {
   EXPECT_LT(error, 1e-6);
 }
 
+/// The unit sphere at 16 cells hung on the scene's spherical bone.
+struct HungSphere {
+  SurfaceMesh surface = sphere_surface({0.0, 0.5, 0.0}, 0.5);
+  BalancedOctree tree = build_balanced_octree(surface, {.cells_across = 16, .threads = 1});
+  OctreeScene scene = make_octree_scene(surface, "sphere");
+};
+
 TEST(OctreeFlesh, FleshHangingOnABoneSettlesUnderGravityWithMgpcg) {
-  const SurfaceMesh surface = sphere_surface({0.0, 0.5, 0.0}, 0.5);
-  OctreeBuildOptions build;
-  build.cells_across = 16;
-  build.threads = 1;
-  const BalancedOctree tree = build_balanced_octree(surface, build);
-  const OctreeScene scene = make_octree_scene(surface, "sphere");
+  const HungSphere sphere;
+  const BalancedOctree& tree = sphere.tree;
+  const OctreeScene& scene = sphere.scene;
   OctreeFleshOptions options;
   options.threads = 2;
   options.levels.coarsest_nodes = 100;
@@ -402,15 +395,12 @@ TEST(OctreeFlesh, FleshHangingOnABoneSettlesUnderGravityWithMgpcg) {
 }
 
 // A damping far above 2/λmax(D⁻¹A) makes the Jacobi smoothing diverge and the V-cycle
-// indefinite (what a contact state did to damping 0.5 on the armadillo, issue 24): MGPCG
-// reports it and the flesh halves the damping until the cycle is SPD again, instead of failing.
+// indefinite — a state whose operator outgrows the damping: MGPCG reports it and the flesh
+// halves the damping until the cycle is SPD again, instead of ending the run.
 TEST(OctreeFlesh, AnIndefiniteCycleHalvesTheDampingAndTheFrameGoesOn) {
-  const SurfaceMesh surface = sphere_surface({0.0, 0.5, 0.0}, 0.5);
-  OctreeBuildOptions build;
-  build.cells_across = 16;
-  build.threads = 1;
-  const BalancedOctree tree = build_balanced_octree(surface, build);
-  const OctreeScene scene = make_octree_scene(surface, "sphere");
+  const HungSphere sphere;
+  const BalancedOctree& tree = sphere.tree;
+  const OctreeScene& scene = sphere.scene;
   const auto frames = [&](double damping, int& halvings) {
     OctreeFleshOptions options;
     options.threads = 2;
