@@ -40,7 +40,7 @@ struct OctreeCommandOptions {
   std::string solver = "mgpcg";
   int frames = 0;  ///< 0: the scene's duration
   int levels = 7;
-  std::string cycle = "k";
+  std::string cycle = std::string(solvers::cycle_shape_name(oct::OctreeLevelsOptions{}.cycle.shape));
   int newton_steps = 10;
   int solver_iterations = 3;
   double young_modulus = 5e4;
@@ -300,9 +300,9 @@ void add_octree_command(CLI::App& app, CommandAction& action) {
       "Without arguments: the bundled armadillo's surface at 256 finest cells across, E = 5e4 Pa, nu = 0.3,\n"
       "1000 kg/m^3, hung on a spherical bone at its centroid that lifts by a tenth of the height and swings\n"
       "0.3 rad over 2 s (48 frames of 1/24 s), feet on a frictional floor; backward Euler, at most 10 Newton steps a\n"
-      "frame and 3 MGPCG iterations a Newton step (seed 001 §10.2), 7 multigrid levels in K-cycles (they got through\n"
-      "contact states where §7's V-cycle broke down), the coarsest solved by cholsim's Cholesky. --cycle v: §7's\n"
-      "V-cycle, faster a frame under these caps.\n"
+      "frame and 3 MGPCG iterations a Newton step (seed 001 §10.2), 7 multigrid levels in §7's V-cycles (damping\n"
+      "0.8), the coarsest solved by cholsim's Cholesky. --cycle k: K-cycles, fewer iterations to a tolerance but\n"
+      "slower frames under these caps.\n"
       "--uniform puts every inside cell at the finest size (the paper's uniform-grid baseline, same code).\n"
       "--solver mg|cg|direct swaps the linear solver (direct: cholsim's supernodal Cholesky on the assembled matrix).\n"
       "Output in --out: octree.pvd + octree_NNNN.vtu (hexahedra; cell data level, hanging_nodes, strain; point data\n"
@@ -322,8 +322,8 @@ void add_octree_command(CLI::App& app, CommandAction& action) {
       ->check(CLI::PositiveNumber);
   command->add_option("--levels", flags->levels, "Most multigrid levels")->check(CLI::Range(1, 12))->capture_default_str();
   command->add_option("--cycle", flags->cycle,
-                      "Multigrid cycle: k (K-cycle: fewer iterations, never indefinite), v (seed 001 §7: cheaper "
-                      "per iteration) or w")
+                      "Multigrid cycle: v (seed 001 §7: cheaper per iteration), k (K-cycle: fewer iterations, a "
+                      "coarse level's error never grows) or w")
       ->check(CLI::IsMember({"v", "w", "k"}))
       ->capture_default_str();
   command->add_option("--newton-steps", flags->newton_steps, "Most Newton steps a frame")

@@ -21,15 +21,17 @@ struct OctreeLevelsOptions {
   int max_levels = 7;                ///< §10.4 uses 7
   linalg::Index coarsest_nodes = 3000;  ///< stop coarsening once a level has no more nodes than this
   bool direct_coarsest = true;       ///< false: the paper's damped-Jacobi sweeps on the coarsest level
-  /// The cycle: a K-cycle (VCycleOptions::Shape::k), not §7's V-cycle, with damping 0.8, not
-  /// §7's 0.3. Measured at the armadillo's floor contacts (issue 24, stop 47): with the l1
-  /// spring rows (OctreeElasticOperator::smoother_diagonal) every level's λmax(D⁻¹A) is
-  /// 2.03–2.04 (2.27 on a 16-cell sphere, most elements with hanging nodes), so 0.8 keeps
-  /// ω·λmax ≤ 1.8; MGPCG to 1e-6 then takes 31 / 25 / 23 iterations at 64 / 128 / 256 cells
-  /// with the K-cycle, 35 / 35 / 41 with the V-cycle (at 0.5: 39 / 33 / 30 and 43 / 44 / 53).
-  /// Before the l1 rows the contact springs raised λmax to 3.7, and ≥ 0.7 diverged. A cycle
-  /// found indefinite anyway is handled by the flesh, which halves the damping.
-  solvers::VCycleOptions cycle = {.damping = 0.8, .shape = solvers::VCycleOptions::Shape::k};
+  /// The cycle: §7's V-cycle with damping 0.8 (not §7's 0.3). Measured at the armadillo's floor
+  /// contacts (issue 24, stop 47): with the l1 spring rows (OctreeElasticOperator::
+  /// smoother_diagonal) every level's λmax(D⁻¹A) is 2.03–2.04 (2.27 on a 16-cell sphere, most
+  /// elements with hanging nodes), so 0.8 keeps ω·λmax ≤ 1.8. MGPCG to 1e-6 takes 35 / 35 / 41
+  /// iterations at 64 / 128 / 256 cells with the V-cycle, 31 / 25 / 23 with the K-cycle
+  /// (Shape::k), but under §10.2's caps the V-cycle's frames are 1.24–1.36× faster at the same
+  /// Newton residuals (`cholsim octree --cycle v|k`, 128 and 256 cells). Stop 46 had made the
+  /// K-cycle the default after a V-cycle "breakdown" at contact, which was the benchmark solving
+  /// with a mismatched hierarchy (OctreeFlesh::prepare_hierarchy); a cycle found indefinite is
+  /// handled by the flesh, which halves the damping.
+  solvers::VCycleOptions cycle = {.damping = 0.8, .shape = solvers::VCycleOptions::Shape::v};
   int threads = 0;
 };
 

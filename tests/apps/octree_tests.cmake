@@ -23,9 +23,9 @@ set_tests_properties(apps.octree.volume_frames_read_back apps.octree.surface_fra
 cholsim_app_test(uniform_direct ARGS "octree|--cells|12|--uniform|--solver|direct|--frames|1|--out|${CMAKE_CURRENT_BINARY_DIR}/octree_uniform"
   STDOUT_REGEX "linear solver: +direct.*uniform grid")
 
-# §7's V-cycle instead of the default K-cycle.
-cholsim_app_test(v_cycle ARGS "octree|--cells|24|--frames|2|--cycle|v|--out|${CMAKE_CURRENT_BINARY_DIR}/octree_v_cycle|--json"
-  STDOUT_REGEX "\"cycle\": \"v-cycle\".*\"frames\": 2")
+# The K-cycle instead of the default V-cycle.
+cholsim_app_test(k_cycle ARGS "octree|--cells|24|--frames|2|--cycle|k|--out|${CMAKE_CURRENT_BINARY_DIR}/octree_k_cycle|--json"
+  STDOUT_REGEX "\"cycle\": \"k-cycle\".*\"frames\": 2")
 
 # Bad input: exit 2, nothing on stdout.
 cholsim_app_test(bad_cycle ARGS "octree|--cycle|x" EXPECT_EXIT 2 STDERR_REGEX "cycle" STDOUT_EMPTY)

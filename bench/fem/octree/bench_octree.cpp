@@ -59,7 +59,7 @@ constexpr const char* kUsage = R"(bench_octree — octree flesh vs uniform grid,
   --sweeps N         pre- and post-smoothing sweeps per level (default 1)
   --chebyshev L      Chebyshev smoothing of degree --sweeps instead of damped sweeps, over
                      [L·λ, 1.1·λ] of each level's B⁻¹A (λ its largest eigenvalue; e.g. 0.1)
-  --cycle v|w|k      the cycle's shape: k (K-cycle: default, as the flesh's), v (§7's V-cycle),
+  --cycle v|w|k      the cycle's shape: v (§7's V-cycle: default, as the flesh's), k (K-cycle),
                      w (W-cycle); the §10.4 cube runs the V-cycle and adds K-cycle rows
   --coarsest-nodes N stop coarsening at this many nodes (default 3000; the coarsest level is
                      factored by cholsim's Cholesky every Newton step)
@@ -85,7 +85,7 @@ struct Arguments {
   int sweeps = 1;
   double chebyshev_lower = 0.0;  ///< 0: damped sweeps
   int coarsest_nodes = 3000;
-  solvers::VCycleOptions::Shape cycle = solvers::VCycleOptions::Shape::k;
+  solvers::VCycleOptions::Shape cycle = oct::OctreeLevelsOptions{}.cycle.shape;
   int repeats = 3;
   std::string json;
   [[nodiscard]] bool runs(const std::string& name) const {
