@@ -148,8 +148,8 @@ int OctreeFlesh::solve(std::span<const double> rhs, std::span<double> dx, double
           relative_residual = result.relative_residual;
           return result.iterations;
         } catch (const solvers::IndefiniteCycle&) {
-          // A contact state can stiffen the finest level until damping·λmax(D⁻¹A) > 2 (issue 24:
-          // λmax ≈ 6.5 at damping 0.5): the Jacobi smoothing then diverges and the cycle is
+          // A state whose operator outgrows the damping (damping·λmax(D⁻¹A) > 2: a user's damping,
+          // or elements far stiffer than at rest) makes the Jacobi smoothing diverge and the cycle
           // indefinite. Halve the damping for the rest of the run and solve again from zero.
           if (halving == kMaxDampingHalvings) throw;
           solvers::VCycle& cycle = hierarchy_->cycle();
