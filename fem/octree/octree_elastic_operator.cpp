@@ -127,8 +127,6 @@ Vec3 absolute_row_sums(const Mat3& s) {
 
 std::vector<double> OctreeElasticOperator::diagonal() const { return diagonal(SpringRows::exact); }
 std::vector<double> OctreeElasticOperator::smoother_diagonal() const { return diagonal(SpringRows::l1); }
-std::vector<double> OctreeElasticOperator::block_diagonal() const { return block_diagonal(SpringRows::exact); }
-std::vector<double> OctreeElasticOperator::smoother_block_diagonal() const { return block_diagonal(SpringRows::l1); }
 
 std::vector<double> OctreeElasticOperator::diagonal(SpringRows spring_rows) const {
   std::vector<double> d(static_cast<std::size_t>(unknowns()));
@@ -159,7 +157,7 @@ std::vector<double> OctreeElasticOperator::diagonal(SpringRows spring_rows) cons
   return d;
 }
 
-std::vector<double> OctreeElasticOperator::block_diagonal(SpringRows spring_rows) const {
+std::vector<double> OctreeElasticOperator::smoother_block_diagonal() const {
   std::vector<double> blocks(static_cast<std::size_t>(9 * mesh_->node_count()), 0.0);
   const auto add_block = [&](Index node, const Mat3& block) {
     for (int k = 0; k < 9; ++k) blocks[9 * static_cast<std::size_t>(node) + k] += block.entries[static_cast<std::size_t>(k)];
@@ -174,10 +172,11 @@ std::vector<double> OctreeElasticOperator::block_diagonal(SpringRows spring_rows
       if (blocks_.owner(nodes[b]) == block) add_block(nodes[b], element_blocks[b]);
     }
   });
-  for (const PlacedSpring& spring : springs_) {  // k·Ñ_b²·S (§8)
+  for (const PlacedSpring& spring : springs_) {
+    // The block k·Ñ_b²·S (§8), and in l1 the rows' couplings to the other nodes,
+    // Ñ_b·(1 − Ñ_b)·Σ_j |S_ij|, on its diagonal.
     const EmbeddedPoint& p = spring.at;
-    // l1: the rows' couplings to the other nodes, Ñ_b·(1 − Ñ_b)·Σ_j |S_ij|, on the block's diagonal.
-    const Vec3 row_sums = spring_rows == SpringRows::l1 ? absolute_row_sums(spring.stiffness) : Vec3{};
+    const Vec3 row_sums = absolute_row_sums(spring.stiffness);
     for (int b = 0; b < 8; ++b) {
       const double w = p.weights[b];
       add_block(mesh_->conforming_nodes[p.element][b], (w * w) * spring.stiffness + Mat3::diagonal((w * (1.0 - w)) * row_sums));

@@ -65,10 +65,9 @@ class OctreeElasticOperator {
   /// λmax(D⁻¹A) 3.7 at 64 and 128 cells (2.03 without them), which damping 0.5 smooths by a
   /// factor 0.84 only; with the l1 rows a spring adds at most 1 (2.03; issue 24, stop 47).
   [[nodiscard]] std::vector<double> smoother_diagonal() const;
-  /// A's 3×3 diagonal node blocks, 9 values per node (row-major): the block-Jacobi smoother's data.
-  [[nodiscard]] std::vector<double> block_diagonal() const;
-  /// The block-Jacobi smoother's blocks: block_diagonal() with each spring's couplings to
-  /// other nodes added, in l1, to the blocks' diagonals (as smoother_diagonal()).
+  /// The block-Jacobi smoother's data, 9 values per node (row-major): A's 3×3 diagonal node
+  /// blocks with each spring's couplings to other nodes added, in l1, to the blocks' diagonals
+  /// (as smoother_diagonal()).
   [[nodiscard]] std::vector<double> smoother_block_diagonal() const;
   /// A assembled (lower triangle): the coarsest level's matrix for the direct solve, the
   /// `direct` solver, and the tests' oracle. The pattern (every pair of an element's
@@ -102,7 +101,6 @@ class OctreeElasticOperator {
  private:
   enum class SpringRows { exact, l1 };
   [[nodiscard]] std::vector<double> diagonal(SpringRows spring_rows) const;
-  [[nodiscard]] std::vector<double> block_diagonal(SpringRows spring_rows) const;
   /// f̃_b += Σ_a W_ab values_a for the conforming nodes of `element` owned by `block`.
   void scatter_owned(linalg::Index element, linalg::Index block, const HexNodes& values, std::span<double> nodal) const;
   /// nodal += Ñ_b(ξ_p)·value on the conforming nodes of embedded point p (§8: Wᵀ of a point).

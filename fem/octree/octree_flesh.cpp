@@ -137,27 +137,17 @@ int OctreeFlesh::solve(std::span<const double> rhs, std::span<double> dx, double
       solvers::MultigridSolveOptions solve_options;
       solve_options.relative_tolerance = options_.solver_tolerance;
       solve_options.max_iterations = options_.max_solver_iterations;
-      if (options_.solver == OctreeLinearSolver::mg) {
-        const solvers::MultigridSolveResult result = solvers::multigrid_iterations(hierarchy_->cycle(), rhs, dx, solve_options);
-        relative_residual = result.relative_residual;
-        return result.iterations;
-      }
-      for (int halving = 0;; ++halving) {
-        try {
-          const solvers::MultigridSolveResult result = solvers::multigrid_pcg(hierarchy_->cycle(), rhs, dx, solve_options);
-          relative_residual = result.relative_residual;
-          return result.iterations;
-        } catch (const solvers::IndefiniteCycle&) {
-          // A state whose operator outgrows the damping (damping·λmax(D⁻¹A) > 2: a user's damping,
-          // or elements far stiffer than at rest) makes the Jacobi smoothing diverge and the cycle
-          // indefinite. Halve the damping for the rest of the run and solve again from zero.
-          if (halving == kMaxDampingHalvings) throw;
-          solvers::VCycle& cycle = hierarchy_->cycle();
-          cycle.set_damping(0.5 * cycle.options().damping);
-          ++stats_.damping_halvings;
-          std::fill(dx.begin(), dx.end(), 0.0);
-        }
-      }
+      // A state whose operator outgrows the damping (damping·λmax(D⁻¹A) > 2: a user's damping,
+      // or elements far stiffer than at rest) makes the Jacobi smoothing diverge and the cycle
+      // indefinite: MGPCG then halves the damping for the rest of the run and solves again.
+      solve_options.max_damping_halvings = kMaxDampingHalvings;
+      const solvers::MultigridSolveResult result =
+          options_.solver == OctreeLinearSolver::mgpcg
+              ? solvers::multigrid_pcg(hierarchy_->cycle(), rhs, dx, solve_options)
+              : solvers::multigrid_iterations(hierarchy_->cycle(), rhs, dx, solve_options);
+      stats_.damping_halvings += result.damping_halvings;
+      relative_residual = result.relative_residual;
+      return result.iterations;
     }
     case OctreeLinearSolver::cg: {
       solvers::ConjugateGradientOptions cg_options;

@@ -24,6 +24,11 @@ double volume_ratio(const OctreeMesh& fine, Index fine_element, const OctreeMesh
   return ratio * ratio * ratio;
 }
 
+/// A point located in `mesh` with its weights there.
+EmbeddedPoint embedded_in(const OctreeMesh& mesh, const ElementPoint& where) {
+  return {where.element, conforming_weights(mesh, where)};
+}
+
 /// Masses of a coarse level: the fine masses restricted with the transfer's weights (§7.3).
 std::vector<double> restrict_masses(const OctreeTransfer& transfer, const OctreeMesh& coarse,
                                     std::span<const double> fine_mass, int threads) {
@@ -159,11 +164,15 @@ const ElementPoint& OctreeHierarchy::located(Index p) const {
   return points_[static_cast<std::size_t>(p)];
 }
 
-std::vector<ElementPoint> OctreeHierarchy::spring_locations(std::span<const EmbeddedSpring> springs) const {
-  std::vector<ElementPoint> where;
-  where.reserve(springs.size());
-  for (const EmbeddedSpring& spring : springs) where.push_back(located(spring.point));
-  return where;
+void OctreeHierarchy::locate_springs(std::span<const EmbeddedSpring> springs) {
+  spring_where_.clear();
+  for (const EmbeddedSpring& spring : springs) spring_where_.push_back(located(spring.point));
+}
+
+void OctreeHierarchy::place_springs(int level, std::span<const EmbeddedSpring> springs) {
+  spring_at_.clear();
+  for (const ElementPoint& where : spring_where_) spring_at_.push_back(embedded_in(mesh(level), where));
+  op(level).set_springs(springs, spring_at_);
 }
 
 void OctreeHierarchy::move_to_coarser(int level, std::span<ElementPoint> where) const {
@@ -186,34 +195,29 @@ EmbeddedPoint OctreeHierarchy::embedded_point(Index p, int level) const {
   if (level < 0 || level >= level_count()) throw std::out_of_range("octree hierarchy: no level " + std::to_string(level));
   ElementPoint where = located(p);
   for (int l = 0; l < level; ++l) move_to_coarser(l, std::span(&where, 1));
-  return {where.element, conforming_weights(mesh(level), where)};
+  return embedded_in(mesh(level), where);
 }
 
 Vec3 OctreeHierarchy::point_position(Index p, std::span<const double> x) const {
-  const ElementPoint& where = located(p);
-  return op(0).point_position({where.element, conforming_weights(mesh(0), where)}, x);
+  return op(0).point_position(embedded_in(mesh(0), located(p)), x);
 }
 
 void OctreeHierarchy::set_finest_springs(std::span<const EmbeddedSpring> springs) {
-  std::vector<EmbeddedPoint> at;
-  at.reserve(springs.size());
-  for (const ElementPoint& where : spring_locations(springs)) at.push_back({where.element, conforming_weights(mesh(0), where)});
-  op(0).set_springs(springs, at);
+  locate_springs(springs);
+  place_springs(0, springs);
 }
 
 void OctreeHierarchy::prepare(std::span<const EmbeddedSpring> springs, double mass_scale) {
-  std::vector<ElementPoint> where = spring_locations(springs);
-  std::vector<EmbeddedPoint> at(springs.size());
+  locate_springs(springs);
   for (int l = 0; l < level_count(); ++l) {
     Level& level = *levels_[l];
     if (l > 0) {
       const Level& fine = *levels_[l - 1];
       level.op->linearize(coarsen_deformation_gradients(fine.mesh, fine.op->deformation_gradients(), level.mesh,
                                                         fine.coarse_element_of, threads_));
-      move_to_coarser(l - 1, where);
+      move_to_coarser(l - 1, spring_where_);
     }
-    for (std::size_t k = 0; k < where.size(); ++k) at[k] = {where[k].element, conforming_weights(level.mesh, where[k])};
-    level.op->set_springs(springs, at);
+    place_springs(l, springs);
     level.op->set_mass_scale(mass_scale);
     set_smoother_data(cycle_->level(l), *level.op);
   }
@@ -231,7 +235,8 @@ void OctreeHierarchy::prepare(std::span<const EmbeddedSpring> springs, double ma
 }
 
 std::size_t OctreeHierarchy::memory_bytes() const {
-  std::size_t bytes = cycle_->memory_bytes() + coarsest_factor_bytes() + points_.capacity() * sizeof(ElementPoint);
+  std::size_t bytes = cycle_->memory_bytes() + coarsest_factor_bytes() + points_.capacity() * sizeof(ElementPoint) +
+                      spring_where_.capacity() * sizeof(ElementPoint) + spring_at_.capacity() * sizeof(EmbeddedPoint);
   for (const auto& level : levels_) {
     bytes += level->mesh.memory_bytes() + level->op->memory_bytes() + level->to_coarser.memory_bytes() +
              level->coarse_element_of.capacity() * sizeof(Index);

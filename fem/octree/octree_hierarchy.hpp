@@ -82,13 +82,19 @@ class OctreeHierarchy {
   void set_smoother_data(solvers::MultigridLevel& level, const OctreeElasticOperator& op) const;
   /// The finest-level element and ξ of embedded point p; throws std::invalid_argument for an unknown point.
   [[nodiscard]] const ElementPoint& located(linalg::Index p) const;
-  /// The same for each spring's point.
-  [[nodiscard]] std::vector<ElementPoint> spring_locations(std::span<const EmbeddedSpring> springs) const;
+  /// spring_where_ = the finest-level element and ξ of each spring's point.
+  void locate_springs(std::span<const EmbeddedSpring> springs);
+  /// Gives level `level` the springs, at spring_where_ (located in that level's mesh).
+  void place_springs(int level, std::span<const EmbeddedSpring> springs);
   /// `where`, located in level `level`'s mesh, moved to the next coarser level's.
   void move_to_coarser(int level, std::span<ElementPoint> where) const;
 
   std::vector<std::unique_ptr<Level>> levels_;
   std::vector<ElementPoint> points_;  ///< embedded points, in the finest level
+  /// A step's springs where they lie and with their weights, on the level being prepared: kept
+  /// so that a Newton step allocates nothing for them.
+  std::vector<ElementPoint> spring_where_;
+  std::vector<EmbeddedPoint> spring_at_;
   std::unique_ptr<solvers::VCycle> cycle_;
   std::unique_ptr<solvers::DirectCoarseSolver> coarse_solver_;
   bool direct_coarsest_ = true;

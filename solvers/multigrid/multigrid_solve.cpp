@@ -93,15 +93,12 @@ bool record(MultigridSolveResult& result, double relative_residual, double toler
   return result.converged;
 }
 
-}  // namespace
-
 // The PCG loop is written here rather than calling solvers::conjugate_gradient because §10.4's
 // comparison needs the residual after every iteration, which conjugate_gradient does not
 // report, and a K-cycle needs the flexible β; otherwise the recurrence is Saad's Alg. 9.1 with
 // the cycle as M⁻¹.
-MultigridSolveResult multigrid_pcg(VCycle& cycle, std::span<const double> b, std::span<double> x,
-                                   const MultigridSolveOptions& options) {
-  require_sizes(cycle, b, x, "multigrid_pcg");
+MultigridSolveResult pcg_with_cycle(VCycle& cycle, std::span<const double> b, std::span<double> x,
+                                    const MultigridSolveOptions& options) {
   const Preconditioner precondition = cycle.as_preconditioner();  // throws if unsymmetric
   const LinearOperator& a = cycle.level(0).apply;
   MultigridSolveResult result;
@@ -146,6 +143,24 @@ MultigridSolveResult multigrid_pcg(VCycle& cycle, std::span<const double> b, std
   }
   result.spectrum = spectrum.bounds();
   return result;
+}
+
+}  // namespace
+
+MultigridSolveResult multigrid_pcg(VCycle& cycle, std::span<const double> b, std::span<double> x,
+                                   const MultigridSolveOptions& options) {
+  require_sizes(cycle, b, x, "multigrid_pcg");
+  for (int halvings = 0;; ++halvings) {
+    try {
+      MultigridSolveResult result = pcg_with_cycle(cycle, b, x, options);
+      result.damping_halvings = halvings;
+      return result;
+    } catch (const IndefiniteCycle&) {
+      if (halvings >= options.max_damping_halvings) throw;
+      cycle.set_damping(0.5 * cycle.options().damping);
+      std::fill(x.begin(), x.end(), 0.0);
+    }
+  }
 }
 
 // Not VCycle::iterate: the residual b − A·x this loop needs for its stopping test is the one

@@ -18,6 +18,10 @@ struct MultigridSolveOptions {
   double relative_tolerance = 1e-6;
   /// V-cycles at most (seed 001 §10.2 caps MGPCG at 3 per Newton step, 20 for the spike).
   int max_iterations = 100;
+  /// MGPCG only: when the cycle turns out indefinite (rᵀM⁻¹r ≤ 0, a smoother diverging because
+  /// damping·λmax(B⁻¹A) ≥ 2), halve the cycle's damping and start again from x = 0, at most this
+  /// many times; the halved damping stays on the cycle. 0: throw IndefiniteCycle at once.
+  int max_damping_halvings = 0;
 };
 
 struct MultigridSolveResult {
@@ -31,6 +35,8 @@ struct MultigridSolveResult {
   /// They bound the V-cycle's factor as MG from below (stationary_factor()) after far fewer
   /// cycles than vcycle_convergence_factor's power iteration needs.
   SpectrumBounds spectrum;
+  /// MGPCG only: how often the damping was halved (MultigridSolveOptions::max_damping_halvings).
+  int damping_halvings = 0;
 };
 
 /// MGPCG met rᵀM⁻¹r ≤ 0: the cycle is not positive definite — its smoother diverges
@@ -42,8 +48,9 @@ struct IndefiniteCycle : std::runtime_error {
 
 /// Solves level(0)'s A·x = b by MGPCG from the given x (a warm start). Throws
 /// std::invalid_argument on sizes, std::logic_error for an unsymmetric cycle (pre_sweeps !=
-/// post_sweeps), IndefiniteCycle when rᵀM⁻¹r is not positive and std::runtime_error when pᵀAp
-/// is not (an operator that is not SPD), naming the iteration.
+/// post_sweeps), IndefiniteCycle when rᵀM⁻¹r is not positive once options.max_damping_halvings
+/// are spent, and std::runtime_error when pᵀAp is not (an operator that is not SPD), naming the
+/// iteration.
 MultigridSolveResult multigrid_pcg(VCycle& cycle, std::span<const double> b, std::span<double> x,
                                    const MultigridSolveOptions& options);
 

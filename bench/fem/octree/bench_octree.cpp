@@ -322,20 +322,15 @@ CycleSpectrum measure_cycle(oct::OctreeHierarchy& hierarchy) {
   solvers::MultigridSolveOptions options;
   options.relative_tolerance = 1e-6;
   options.max_iterations = 200;
+  options.max_damping_halvings = oct::OctreeFlesh::kMaxDampingHalvings;  // as the flesh does
   solvers::VCycle& cycle = hierarchy.cycle();
-  for (int halving = 0;; ++halving) {
-    try {
-      const Clock::time_point start = Clock::now();
-      const solvers::MultigridSolveResult result = solvers::multigrid_pcg(cycle, b, x, options);
-      const double seconds = seconds_since(start);
-      return {result.iterations, seconds, result.spectrum, solvers::vcycle_convergence_factor(cycle), cycle.options().damping};
-    } catch (const solvers::IndefiniteCycle& error) {
-      if (halving == oct::OctreeFlesh::kMaxDampingHalvings) throw;
-      progress(std::string(error.what()) + " — damping halved");
-      cycle.set_damping(0.5 * cycle.options().damping);
-      std::fill(x.begin(), x.end(), 0.0);
-    }
+  const Clock::time_point start = Clock::now();
+  const solvers::MultigridSolveResult result = solvers::multigrid_pcg(cycle, b, x, options);
+  const double seconds = seconds_since(start);
+  if (result.damping_halvings > 0) {
+    progress("the cycle was indefinite: damping halved " + std::to_string(result.damping_halvings) + " times");
   }
+  return {result.iterations, seconds, result.spectrum, solvers::vcycle_convergence_factor(cycle), cycle.options().damping};
 }
 
 nlohmann::json spectrum_json(const CycleSpectrum& s) {

@@ -449,6 +449,25 @@ TEST(MultigridPcg, RefusesAnUnsymmetricCycle) {
   EXPECT_TRUE(multigrid_iterations(*mg.cycle, load(mg.unknowns()), x, {}).converged);
 }
 
+// The 7-point Laplacian's λmax(D⁻¹A) is just below 2: damping 4 makes the Jacobi smoothing
+// diverge and the cycle indefinite. MGPCG throws, or — allowed to — halves the damping (4 → 2
+// …, until damping·λmax < 2) and solves from zero, the halved damping kept on the cycle.
+TEST(MultigridPcg, HalvesTheDampingOfAnIndefiniteCycleWhenAllowed) {
+  VCycleOptions options = poisson_options();
+  options.damping = 4.0;
+  Multigrid refused(GridProblem::poisson_7_point, 7, 2, options);
+  std::vector<double> x(refused.unknowns(), 0.0);
+  EXPECT_THROW(multigrid_pcg(*refused.cycle, load(refused.unknowns()), x, {.max_iterations = 50}), IndefiniteCycle);
+  Multigrid recovered(GridProblem::poisson_7_point, 7, 2, options);
+  std::fill(x.begin(), x.end(), 0.0);
+  const MultigridSolveResult result = multigrid_pcg(*recovered.cycle, load(recovered.unknowns()), x,
+                                                    {.max_iterations = 50, .max_damping_halvings = 4});
+  EXPECT_TRUE(result.converged);
+  EXPECT_GE(result.damping_halvings, 1);
+  EXPECT_EQ(recovered.cycle->options().damping, 4.0 / (1 << result.damping_halvings));
+  EXPECT_LT(recovered.cycle->options().damping, 2.0);
+}
+
 TEST(VCycle, RejectsALevelWithoutItsSmootherData) {
   GridHierarchy h = testing::grid_hierarchy(GridProblem::poisson_7_point, 7, 2);
   h.levels[0].diagonal.pop_back();
