@@ -7,6 +7,8 @@
 #include "linalg/blas.hpp"
 #include "linalg/blas_threads.hpp"
 #include "linalg/parallel_loops.hpp"
+#include "linalg/simd_clones.hpp"
+#include "linalg/unaligned_vector.hpp"
 
 namespace cholsim::factor {
 
@@ -15,26 +17,95 @@ namespace {
 // The BLAS threads a call runs with: `threads`, or the current setting for 0.
 int blas_threads_for(int threads) { return threads > 0 ? threads : linalg::blas_threads(); }
 
-// Rows per tile of H = S⁻¹W (m × p). Where S⁻¹ fits in a last-level cache, the H tile
-// (rows × p) is sized to stay in 256 KB of L2 while S⁻¹'s columns are re-read from L3; where
-// S⁻¹ streams from memory, runs of 512 rows (4 KB) of each column keep the prefetcher going
-// and the H tile lives in L3. Measured at m = 1672, p = 584 (S⁻¹ 22 MB, L3 32 MB): 56 rows
-// 6.3 ms, 512 rows 8–10 ms; at m = 4192, p = 1048 (S⁻¹ 140 MB): 24 rows 55 ms, 128 rows
-// 36–45 ms, 512 rows 25–30 ms (two threads, Zen 3). Fixed sizes rather than sysconf's: in a
-// VM it reported the host's 256 MB L3 where lscpu saw 32 MB.
-Index tile_rows_for(Index m, Index p) {
-  constexpr Index kStreamingRows = 512;
-  constexpr double kCachedInverseBytes = 32.0 * 1024 * 1024;
-  constexpr double kTileBytes = 256.0 * 1024;
-  if (8.0 * static_cast<double>(m) * static_cast<double>(m) > kCachedInverseBytes) return kStreamingRows;
-  const auto fitting = static_cast<Index>(kTileBytes / (8.0 * static_cast<double>(std::max<Index>(p, 1))));
-  return std::clamp<Index>(fitting / 8 * 8, 16, kStreamingRows);
+// Rows of S⁻¹'s row tiles, which are also the row tiles of U and H. A tile of S⁻¹ (1 MB at
+// m = 4192) streams from memory once and stays in L2 while H's tile is gathered from its
+// columns; 32 rows of U for three right-hand sides are 12 AVX-512 registers.
+constexpr Index kTileRows = 32;
+
+Index tile_count(Index m) { return (m + kTileRows - 1) / kTileRows; }
+Index tile_start(Index tile) { return tile * kTileRows; }
+Index tile_rows(Index m, Index tile) { return std::min<Index>(kTileRows, m - tile_start(tile)); }
+
+// Where a row tile of U = S⁻¹B and H = S⁻¹W lies: column c's tile starts at c·m + begin.
+struct RowTile {
+  double* u;
+  double* h;  ///< null when H is not formed
+  Index m;
+  Index begin;
+  [[nodiscard]] double* of(double* matrix, Index column) const {
+    return matrix + static_cast<std::size_t>(column) * static_cast<std::size_t>(m) + static_cast<std::size_t>(begin);
+  }
+};
+
+// The kernels below take the tile's row count as a template argument where the tile is full,
+// so that their loops have a known trip count and their accumulators live in registers.
+
+// U(tile, c…c+k) = S⁻¹(tile, :)·B(:, c…c+k) for k = kColumns (1 to 3) right-hand sides.
+template <Index kFullRows, int kColumns>
+[[gnu::always_inline]] inline void multiply_right_hand_sides(linalg::ConstDenseView columns, linalg::ConstDenseView b,
+                                                             Index first, const RowTile& tile) {
+  const Index rows = kFullRows > 0 ? kFullRows : columns.rows;
+  double sums[kColumns][kTileRows] = {};
+  for (Index j = 0; j < columns.cols; ++j) {
+    const double* __restrict column = &columns(0, j);
+    for (int c = 0; c < kColumns; ++c) {
+      const double weight = b(j, first + c);
+      for (Index r = 0; r < rows; ++r) sums[c][r] += weight * column[r];
+    }
+  }
+  for (int c = 0; c < kColumns; ++c) std::copy_n(sums[c], rows, tile.of(tile.u, first + c));
 }
 
-// out += weight·in over n entries. Its own function with __restrict: inlined into the tile
-// loop, GCC 12 kept the loop's pointers and a vector on the stack (stores in every iteration).
-void add_scaled(double* __restrict out, const double* __restrict in, double weight, std::size_t n) {
-  for (std::size_t r = 0; r < n; ++r) out[r] += weight * in[r];
+// H(tile, q) = Σ_k W(k, q)·S⁻¹(tile, k) for every spring q: written once, from ≤ 8 columns of
+// the tile of S⁻¹ in L2. A full tile's sum is four vectors of eight (GCC vectorized the loop
+// over the spring's entries instead, with its sum on the stack).
+CHOLSIM_UNALIGNED_VECTOR(EightDoubles, double, 8, may_alias);
+
+template <Index kFullRows>
+[[gnu::always_inline]] inline void gather_spring_columns(linalg::ConstDenseView columns, const linalg::CscMatrix& w,
+                                                         const RowTile& tile) {
+  for (Index q = 0; q < w.cols; ++q) {
+    const auto first = w.col_ptr[static_cast<std::size_t>(q)];
+    const auto last = w.col_ptr[static_cast<std::size_t>(q) + 1];
+    double* out = tile.of(tile.h, q);
+    if constexpr (kFullRows > 0) {
+      static_assert(kFullRows % 8 == 0);
+      EightDoubles sum[kFullRows / 8] = {};
+      for (auto e = first; e < last; ++e) {
+        const auto* column = reinterpret_cast<const EightDoubles*>(&columns(0, w.row_idx[static_cast<std::size_t>(e)]));
+        const double weight = w.values[static_cast<std::size_t>(e)];
+        for (Index v = 0; v < kFullRows / 8; ++v) sum[v] += weight * column[v];
+      }
+      for (Index v = 0; v < kFullRows / 8; ++v) reinterpret_cast<EightDoubles*>(out)[v] = sum[v];
+    } else {
+      std::fill_n(out, columns.rows, 0.0);
+      for (auto e = first; e < last; ++e) {
+        const double* column = &columns(0, w.row_idx[static_cast<std::size_t>(e)]);
+        const double weight = w.values[static_cast<std::size_t>(e)];
+        for (Index r = 0; r < columns.rows; ++r) out[r] += weight * column[r];
+      }
+    }
+  }
+}
+
+template <Index kFullRows>
+[[gnu::always_inline]] inline void tile_products(linalg::ConstDenseView columns, linalg::ConstDenseView b,
+                                                 const linalg::CscMatrix& w, const RowTile& tile) {
+  Index c = 0;
+  for (; c + 3 <= b.cols; c += 3) multiply_right_hand_sides<kFullRows, 3>(columns, b, c, tile);
+  for (; c < b.cols; ++c) multiply_right_hand_sides<kFullRows, 1>(columns, b, c, tile);
+  if (tile.h != nullptr) gather_spring_columns<kFullRows>(columns, w, tile);
+}
+
+// A row tile of U = S⁻¹B and of H = S⁻¹W (when tile.h is set) from S⁻¹'s tile (rows × m).
+// Cloned for the machine's vector width.
+CHOLSIM_SIMD_CLONES void add_tile_products(linalg::ConstDenseView columns, linalg::ConstDenseView b,
+                                           const linalg::CscMatrix& w, const RowTile& tile) {
+  if (columns.rows == kTileRows) {
+    tile_products<kTileRows>(columns, b, w, tile);
+  } else {
+    tile_products<0>(columns, b, w, tile);
+  }
 }
 
 // out[q] = Σ_k W(row_k, q)·column[row_k] for the springs q ≥ first of W: the entries of
@@ -54,19 +125,37 @@ void gather_products(const double* __restrict column, const linalg::CscMatrix& w
 }  // namespace
 
 SchurLowRankSolver::SchurLowRankSolver(linalg::ConstDenseView schur_complement, int threads)
-    : inverse_(schur_complement.rows, schur_complement.rows), threads_(threads) {
-  const Index m = schur_complement.rows;
+    : size_(schur_complement.rows), threads_(threads) {
+  const Index m = size_;
+  linalg::DenseMatrix inverse(m, m);
   for (Index j = 0; j < m; ++j) {
-    for (Index i = j; i < m; ++i) inverse_(i, j) = schur_complement(i, j);
+    for (Index i = j; i < m; ++i) inverse(i, j) = schur_complement(i, j);
   }
   const linalg::ScopedBlasThreads scope(blas_threads_for(threads_));
-  if (const int failed = linalg::blas::potrf(inverse_.view()); failed != 0) {
+  if (const int failed = linalg::blas::potrf(inverse.view()); failed != 0) {
     throw std::runtime_error("Schur complement is not positive definite (row " + std::to_string(failed - 1) + ")");
   }
-  linalg::blas::potri(inverse_.view());
-  for (Index j = 0; j < m; ++j) {
-    for (Index i = j + 1; i < m; ++i) inverse_(j, i) = inverse_(i, j);
+  linalg::blas::potri(inverse.view());  // its lower triangle
+  inverse_tiles_.resize(static_cast<std::size_t>(m) * static_cast<std::size_t>(m));
+  for (Index tile = 0; tile < tile_count(m); ++tile) {
+    const linalg::DenseView rows = inverse_tile(tile);
+    for (Index j = 0; j < m; ++j) {
+      for (Index i = 0; i < rows.rows; ++i) {
+        const Index row = tile_start(tile) + i;
+        rows(i, j) = row >= j ? inverse(row, j) : inverse(j, row);
+      }
+    }
   }
+}
+
+linalg::DenseView SchurLowRankSolver::inverse_tile(Index tile) {
+  const Index rows = tile_rows(size_, tile);
+  return {inverse_tiles_.data() + static_cast<std::size_t>(tile_start(tile)) * static_cast<std::size_t>(size_), rows,
+          size_, std::max<Index>(rows, 1)};
+}
+
+linalg::ConstDenseView SchurLowRankSolver::inverse_tile(Index tile) const {
+  return const_cast<SchurLowRankSolver*>(this)->inverse_tile(tile);
 }
 
 bool SchurLowRankSolver::prefer_low_rank(Index m, Index p) {
@@ -77,66 +166,71 @@ bool SchurLowRankSolver::prefer_low_rank(Index m, Index p) {
   return 3 * p < 2 * m;
 }
 
-const FactorStatus& SchurLowRankSolver::refactor(const linalg::CscMatrix& w, std::span<const double> c) {
+bool SchurLowRankSolver::take_springs(const linalg::CscMatrix& w, std::span<const double> c) {
   if (w.rows != size() || static_cast<std::size_t>(w.cols) != c.size()) {
     throw std::invalid_argument("SchurLowRankSolver::refactor: W must be " + std::to_string(size()) +
                                 " × p with p stiffnesses");
   }
   w_ = w;
-  w_by_row_ = linalg::transpose(w);
   status_ = {};
   for (Index q = 0; q < w.cols; ++q) {
     if (!(c[static_cast<std::size_t>(q)] > 0.0)) {
       status_.code = FactorStatusCode::not_positive_definite;
       status_.column = q;
       status_.message = "spring " + std::to_string(q) + " has a stiffness that is not positive";
-      return status_;
+      return false;
     }
   }
-  form_inverse_times_w();
-  form_capacitance(c);
+  return true;
+}
+
+bool SchurLowRankSolver::factor_capacitance() {
   const linalg::ScopedBlasThreads scope(blas_threads_for(threads_));
   if (const int failed = linalg::blas::potrf(capacitance()); failed != 0) {
     status_.code = FactorStatusCode::not_positive_definite;
     status_.column = failed - 1;
     status_.message = "the capacitance matrix C⁻¹ + WᵀS⁻¹W is not positive definite at spring " +
                       std::to_string(failed - 1);
-    return status_;
+    return false;
   }
   status_.code = FactorStatusCode::ok;
+  return true;
+}
+
+const FactorStatus& SchurLowRankSolver::refactor(const linalg::CscMatrix& w, std::span<const double> c) {
+  if (!take_springs(w, c)) return status_;
+  inverse_times_w_.resize(static_cast<std::size_t>(size()) * static_cast<std::size_t>(w.cols));
+  multiply_inverse({nullptr, size(), 0, std::max<Index>(size(), 1)}, nullptr, inverse_times_w_.data());
+  form_capacitance(c);
+  factor_capacitance();
   return status_;
 }
 
-// H = S⁻¹W, a row tile at a time: for each row i of S that W touches, the tile of S⁻¹'s
-// column i (= row i, S⁻¹ is symmetric) is added, weighted, into the tile of each spring's
-// column of H — contiguous axpys, each column of S⁻¹ streamed once. (Gathering instead, a
-// column of S⁻¹ at a time into a row of H, was 4× slower: ≤ 8 dependent indexed loads per
-// spring do not vectorize.) Tiles are independent, so threads take tiles and the result does
+const FactorStatus& SchurLowRankSolver::refactor_and_solve(const linalg::CscMatrix& w, std::span<const double> c,
+                                                          linalg::DenseView b) {
+  if (b.rows != size()) {
+    throw std::invalid_argument("SchurLowRankSolver::refactor_and_solve: B needs " + std::to_string(size()) + " rows");
+  }
+  if (!take_springs(w, c)) return status_;
+  inverse_times_w_.resize(static_cast<std::size_t>(size()) * static_cast<std::size_t>(w.cols));
+  inverse_times_b_.resize(static_cast<std::size_t>(size()) * static_cast<std::size_t>(b.cols));
+  multiply_inverse(b, inverse_times_b_.data(), inverse_times_w_.data());
+  form_capacitance(c);
+  if (!factor_capacitance()) return status_;
+  finish_solve({inverse_times_b_.data(), size(), b.cols, std::max<Index>(size(), 1)}, b);
+  return status_;
+}
+
+// A row tile of U and H at a time: S⁻¹'s tile (rows × m, contiguous) streams past once, each
+// of its columns added into U's tile four at a time and, weighted, into the tile of every
+// spring that uses it (contiguous axpys; gathering a row of H with ≤ 8 dependent indexed loads
+// per spring was 4× slower). Tiles are independent, so threads take tiles and the result does
 // not depend on their number.
-void SchurLowRankSolver::form_inverse_times_w() {
+void SchurLowRankSolver::multiply_inverse(linalg::ConstDenseView b, double* u, double* h) const {
   const Index m = size();
-  const Index p = w_.cols;
-  inverse_times_w_.resize(static_cast<std::size_t>(m) * static_cast<std::size_t>(p));
-  const Index tile_rows = tile_rows_for(m, p);
-  const Index tiles = (m + tile_rows - 1) / tile_rows;
-  linalg::parallel_chunks(tiles, blas_threads_for(threads_), [&](Index first_tile, Index last_tile) {
-    for (Index tile = first_tile; tile < last_tile; ++tile) {
-      const Index begin = tile * tile_rows;
-      const auto rows = static_cast<std::size_t>(std::min(tile_rows, m - begin));
-      const auto tile_of = [&](double* matrix, Index column) {
-        return matrix + static_cast<std::size_t>(column) * static_cast<std::size_t>(m) + static_cast<std::size_t>(begin);
-      };
-      for (Index q = 0; q < p; ++q) std::fill_n(tile_of(inverse_times_w_.data(), q), rows, 0.0);
-      for (Index i = 0; i < m; ++i) {
-        const auto first = w_by_row_.col_ptr[static_cast<std::size_t>(i)];
-        const auto last = w_by_row_.col_ptr[static_cast<std::size_t>(i) + 1];
-        if (first == last) continue;
-        const double* inverse_tile = tile_of(inverse_.data(), i);
-        for (auto k = first; k < last; ++k) {
-          const double weight = w_by_row_.values[static_cast<std::size_t>(k)];
-          add_scaled(tile_of(inverse_times_w_.data(), w_by_row_.row_idx[static_cast<std::size_t>(k)]), inverse_tile, weight, rows);
-        }
-      }
+  linalg::parallel_chunks(tile_count(m), blas_threads_for(threads_), [&](Index first, Index last) {
+    for (Index tile = first; tile < last; ++tile) {
+      add_tile_products(inverse_tile(tile), b, w_, {u, h, m, tile_start(tile)});
     }
   }, 1);
 }
@@ -164,12 +258,16 @@ void SchurLowRankSolver::form_capacitance(std::span<const double> c) {
 void SchurLowRankSolver::solve(linalg::DenseView b) const {
   if (!status_.ok()) throw std::logic_error("SchurLowRankSolver::solve without a successful refactor()");
   if (b.rows != size()) throw std::invalid_argument("SchurLowRankSolver::solve: B needs " + std::to_string(size()) + " rows");
+  linalg::DenseMatrix u(size(), b.cols);
+  multiply_inverse(b, u.data(), nullptr);
+  finish_solve(u.view(), b);
+}
+
+// y = (C⁻¹ + WᵀS⁻¹W)⁻¹·WᵀU; X = U − H·y.
+void SchurLowRankSolver::finish_solve(linalg::ConstDenseView u, linalg::DenseView b) const {
   const linalg::ScopedBlasThreads scope(blas_threads_for(threads_));
   const Index m = size();
   const Index p = w_.cols;
-  // U = S⁻¹B; y = (C⁻¹ + WᵀS⁻¹W)⁻¹·WᵀU; X = U − H·y.
-  linalg::DenseMatrix u(m, b.cols);
-  linalg::blas::gemm(linalg::blas::Transpose::no, linalg::blas::Transpose::no, 1.0, inverse_.view(), b, 0.0, u.view());
   linalg::DenseMatrix y(p, b.cols);
   for (Index col = 0; col < b.cols; ++col) {
     for (Index q = 0; q < p; ++q) {

@@ -87,8 +87,7 @@ class SchurGlobalSolver final : public PdGlobalSolver {
       const linalg::CscMatrix w = spring_columns(springs, stiffness);
       if (use_low_rank(w)) {
         if (!low_rank_) low_rank_ = std::make_unique<factor::SchurLowRankSolver>(partial_->schur_complement(), threads_);
-        require_factored(low_rank_->refactor(w, stiffness), "C⁻¹ + WᵀS⁻¹W");
-        low_rank_->solve(rhs_.view());
+        require_factored(low_rank_->refactor_and_solve(w, stiffness, rhs_.view()), "C⁻¹ + WᵀS⁻¹W");
         ++stats.low_rank_solves;
       } else {
         schur_->clear_updates();

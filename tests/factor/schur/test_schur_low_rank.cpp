@@ -85,10 +85,10 @@ TEST(SchurLowRank, EqualsDenseRefactorizationOfTheUpdatedMatrix) {
   }
 }
 
-// S⁻¹W is formed in row tiles (L2-sized where S⁻¹ is cached, 512-row runs where it streams
-// from memory: m = 700 and m = 2080 take the two) with storage kept between refactorizations:
-// more springs, fewer, more again must each give the dense route's solution, on one thread
-// and on two (not the same bits: OpenBLAS's potrf and gemm round differently by threads).
+// S⁻¹ is kept in row tiles of 32 (m = 700 ends in a partial tile, m = 2080 does not), with
+// H's storage kept between refactorizations: more springs, fewer, more again must each give the
+// dense route's solution, on one thread and on two (not the same bits: OpenBLAS's potrf and
+// gemm round differently by threads).
 TEST(SchurLowRank, TiledFormationEqualsDenseRouteAcrossRefactorizationsAndThreadCounts) {
   std::mt19937 random(23);
   for (const Index m : {700, 2080}) {
@@ -112,6 +112,32 @@ TEST(SchurLowRank, TiledFormationEqualsDenseRouteAcrossRefactorizationsAndThread
   }
 }
 
+// refactor_and_solve forms S⁻¹B in the pass that forms S⁻¹W: the same solution as refactor()
+// then solve(), for right-hand sides taken three at a time and one at a time (1–5 columns), on
+// Schur sizes with and without a partial last tile, with and without springs.
+TEST(SchurLowRank, RefactorAndSolveEqualsRefactorThenSolve) {
+  std::mt19937 random(31);
+  for (const Index m : {17, 96, 333}) {
+    const linalg::DenseMatrix s = linalg::random_dominant_spd_matrix(m, random());
+    SchurLowRankSolver solver(s.view(), 2);
+    for (const Index p : {Index{0}, m / 5}) {
+      for (const Index columns : {1, 2, 3, 4, 5}) {
+        const linalg::CscMatrix w = random_springs(m, p, random);
+        const std::vector<double> c = random_stiffnesses(p, random);
+        linalg::DenseMatrix b(m, columns);
+        for (double& value : b.storage()) value = std::uniform_real_distribution<double>(-1.0, 1.0)(random);
+        linalg::DenseMatrix fused = b;
+        ASSERT_TRUE(solver.refactor_and_solve(w, c, fused.view()).ok());
+        linalg::DenseMatrix separate = b;
+        ASSERT_TRUE(solver.refactor(w, c).ok());
+        solver.solve(separate.view());
+        EXPECT_LE(relative_error(fused, separate), 1e-13) << "m = " << m << ", p = " << p << ", " << columns << " columns";
+        EXPECT_LE(relative_error(fused, dense_solution(s, w, c, b)), 1e-12) << "m = " << m << ", p = " << p;
+      }
+    }
+  }
+}
+
 TEST(SchurLowRank, RejectsNonPositiveStiffnessAndSolveWithoutFactor) {
   std::mt19937 random(5);
   const linalg::DenseMatrix s = linalg::random_dominant_spd_matrix(20, random());
@@ -123,6 +149,10 @@ TEST(SchurLowRank, RejectsNonPositiveStiffnessAndSolveWithoutFactor) {
   const FactorStatus& status = solver.refactor(w, c);
   EXPECT_EQ(status.code, FactorStatusCode::not_positive_definite);
   EXPECT_EQ(status.column, 1);
+  EXPECT_THROW(solver.solve(b.view()), std::logic_error);
+  b(4, 0) = 2.5;  // a failed refactor_and_solve leaves B as it was
+  EXPECT_EQ(solver.refactor_and_solve(w, c, b.view()).code, FactorStatusCode::not_positive_definite);
+  EXPECT_EQ(b(4, 0), 2.5);
   EXPECT_THROW(solver.solve(b.view()), std::logic_error);
   linalg::DenseMatrix indefinite = s;
   indefinite(3, 3) = -1e6;
