@@ -26,14 +26,19 @@ Index tile_count(Index m) { return (m + kTileRows - 1) / kTileRows; }
 Index tile_start(Index tile) { return tile * kTileRows; }
 Index tile_rows(Index m, Index tile) { return std::min<Index>(kTileRows, m - tile_start(tile)); }
 
-// Where a row tile of U = S⁻¹B and H = S⁻¹W lies: column c's tile starts at c·m + begin.
+// Where a row tile of U = S⁻¹B (column-major, m rows) and of H = S⁻¹W (row-major, p columns)
+// lies: U's column c's tile starts at c·m + begin, H's row begin + i at (begin + i)·p.
 struct RowTile {
   double* u;
   double* h;  ///< null when H is not formed
   Index m;
+  Index p;
   Index begin;
-  [[nodiscard]] double* of(double* matrix, Index column) const {
-    return matrix + static_cast<std::size_t>(column) * static_cast<std::size_t>(m) + static_cast<std::size_t>(begin);
+  [[nodiscard]] double* u_column(Index column) const {
+    return u + static_cast<std::size_t>(column) * static_cast<std::size_t>(m) + static_cast<std::size_t>(begin);
+  }
+  [[nodiscard]] double& h_entry(Index row_in_tile, Index spring) const {
+    return h[static_cast<std::size_t>(begin + row_in_tile) * static_cast<std::size_t>(p) + static_cast<std::size_t>(spring)];
   }
 };
 
@@ -53,38 +58,41 @@ template <Index kFullRows, int kColumns>
       for (Index r = 0; r < rows; ++r) sums[c][r] += weight * column[r];
     }
   }
-  for (int c = 0; c < kColumns; ++c) std::copy_n(sums[c], rows, tile.of(tile.u, first + c));
+  for (int c = 0; c < kColumns; ++c) std::copy_n(sums[c], rows, tile.u_column(first + c));
 }
 
-// H(tile, q) = Σ_k W(k, q)·S⁻¹(tile, k) for every spring q: written once, from ≤ 8 columns of
-// the tile of S⁻¹ in L2. A full tile's sum is four vectors of eight (GCC vectorized the loop
-// over the spring's entries instead, with its sum on the stack).
+// H(tile, q) = Σ_k W(k, q)·S⁻¹(tile, k) for every spring q, from ≤ 8 columns of the tile of
+// S⁻¹ in L2, stored into H's rows (row-major, so that the capacitance matrix is formed from
+// contiguous rows; the tile's rows of H, p·256 bytes, stay in L2 too). A full tile's sum is
+// four vectors of eight (GCC vectorized the loop over the spring's entries instead, with its
+// sum on the stack).
 CHOLSIM_UNALIGNED_VECTOR(EightDoubles, double, 8, may_alias);
 
 template <Index kFullRows>
 [[gnu::always_inline]] inline void gather_spring_columns(linalg::ConstDenseView columns, const linalg::CscMatrix& w,
                                                          const RowTile& tile) {
+  const Index rows = kFullRows > 0 ? kFullRows : columns.rows;
   for (Index q = 0; q < w.cols; ++q) {
     const auto first = w.col_ptr[static_cast<std::size_t>(q)];
     const auto last = w.col_ptr[static_cast<std::size_t>(q) + 1];
-    double* out = tile.of(tile.h, q);
+    double sum[kTileRows] = {};
     if constexpr (kFullRows > 0) {
       static_assert(kFullRows % 8 == 0);
-      EightDoubles sum[kFullRows / 8] = {};
+      EightDoubles vectors[kFullRows / 8] = {};
       for (auto e = first; e < last; ++e) {
         const auto* column = reinterpret_cast<const EightDoubles*>(&columns(0, w.row_idx[static_cast<std::size_t>(e)]));
         const double weight = w.values[static_cast<std::size_t>(e)];
-        for (Index v = 0; v < kFullRows / 8; ++v) sum[v] += weight * column[v];
+        for (Index v = 0; v < kFullRows / 8; ++v) vectors[v] += weight * column[v];
       }
-      for (Index v = 0; v < kFullRows / 8; ++v) reinterpret_cast<EightDoubles*>(out)[v] = sum[v];
+      for (Index v = 0; v < kFullRows / 8; ++v) reinterpret_cast<EightDoubles*>(sum)[v] = vectors[v];
     } else {
-      std::fill_n(out, columns.rows, 0.0);
       for (auto e = first; e < last; ++e) {
         const double* column = &columns(0, w.row_idx[static_cast<std::size_t>(e)]);
         const double weight = w.values[static_cast<std::size_t>(e)];
-        for (Index r = 0; r < columns.rows; ++r) out[r] += weight * column[r];
+        for (Index r = 0; r < rows; ++r) sum[r] += weight * column[r];
       }
     }
+    for (Index r = 0; r < rows; ++r) tile.h_entry(r, q) = sum[r];
   }
 }
 
@@ -108,17 +116,18 @@ CHOLSIM_SIMD_CLONES void add_tile_products(linalg::ConstDenseView columns, linal
   }
 }
 
-// out[q] = Σ_k W(row_k, q)·column[row_k] for the springs q ≥ first of W: the entries of
-// WᵀH's column from H's. __restrict and plain pointers let GCC keep everything in registers.
-void gather_products(const double* __restrict column, const linalg::CscMatrix& w, Index first,
-                     double* __restrict out) {
-  const linalg::Offset* __restrict starts = w.col_ptr.data();
-  const Index* __restrict rows = w.row_idx.data();
-  const double* __restrict weights = w.values.data();
-  for (Index q = first; q < w.cols; ++q) {
-    double sum = 0.0;
-    for (auto k = starts[q]; k < starts[q + 1]; ++k) sum += weights[k] * column[rows[k]];
-    out[q] = sum;
+// Column q of the capacitance matrix's lower triangle from H's rows (row-major, p columns):
+// out(q…p−1) = Σ_k W(k, q)·H(k, q…p−1), ≤ 8 contiguous axpys. Cloned for the vector width.
+CHOLSIM_SIMD_CLONES void capacitance_column(const double* h, const linalg::CscMatrix& w, Index q, double* out) {
+  const Index p = w.cols;
+  const auto length = static_cast<std::size_t>(p - q);
+  std::fill_n(out, length, 0.0);
+  for (auto e = w.col_ptr[static_cast<std::size_t>(q)]; e < w.col_ptr[static_cast<std::size_t>(q) + 1]; ++e) {
+    const double* __restrict row = h + static_cast<std::size_t>(w.row_idx[static_cast<std::size_t>(e)]) * static_cast<std::size_t>(p) +
+                                   static_cast<std::size_t>(q);
+    const double weight = w.values[static_cast<std::size_t>(e)];
+    double* __restrict column = out;
+    for (std::size_t i = 0; i < length; ++i) column[i] += weight * row[i];
   }
 }
 
@@ -221,30 +230,25 @@ const FactorStatus& SchurLowRankSolver::refactor_and_solve(const linalg::CscMatr
   return status_;
 }
 
-// A row tile of U and H at a time: S⁻¹'s tile (rows × m, contiguous) streams past once, each
-// of its columns added into U's tile four at a time and, weighted, into the tile of every
-// spring that uses it (contiguous axpys; gathering a row of H with ≤ 8 dependent indexed loads
-// per spring was 4× slower). Tiles are independent, so threads take tiles and the result does
-// not depend on their number.
+// A row tile of U and H at a time (add_tile_products): S⁻¹ streams past once. Tiles are
+// independent, so threads take tiles and the result does not depend on their number.
 void SchurLowRankSolver::multiply_inverse(linalg::ConstDenseView b, double* u, double* h) const {
   const Index m = size();
   linalg::parallel_chunks(tile_count(m), blas_threads_for(threads_), [&](Index first, Index last) {
     for (Index tile = first; tile < last; ++tile) {
-      add_tile_products(inverse_tile(tile), b, w_, {u, h, m, tile_start(tile)});
+      add_tile_products(inverse_tile(tile), b, w_, {u, h, m, w_.cols, tile_start(tile)});
     }
   }, 1);
 }
 
-// C⁻¹ + WᵀH, lower triangle: entry (q1, q2) gathers H's column q2 at spring q1's rows.
+// C⁻¹ + WᵀH, lower triangle: column q2 sums H's rows at spring q2's rows, from q2 on.
 // Columns go in pairs q2 and p−1−q2, a long and a short one, so that every pair costs the same
 // and the threads' equal shares of pairs are equal shares of the triangle.
 void SchurLowRankSolver::form_capacitance(std::span<const double> c) {
-  const Index m = size();
   const Index p = w_.cols;
   capacitance_.resize(static_cast<std::size_t>(p) * static_cast<std::size_t>(p));  // lower triangle written below
   const auto fill_column = [&](Index q2) {
-    gather_products(inverse_times_w_.data() + static_cast<std::size_t>(q2) * static_cast<std::size_t>(m), w_, q2,
-                    &capacitance()(0, q2));
+    capacitance_column(inverse_times_w_.data(), w_, q2, &capacitance()(q2, q2));
     capacitance()(q2, q2) += 1.0 / c[static_cast<std::size_t>(q2)];
   };
   linalg::parallel_chunks((p + 1) / 2, blas_threads_for(threads_), [&](Index first, Index last) {
@@ -282,8 +286,8 @@ void SchurLowRankSolver::finish_solve(linalg::ConstDenseView u, linalg::DenseVie
   for (Index col = 0; col < b.cols; ++col) {
     for (Index i = 0; i < m; ++i) b(i, col) = u(i, col);
   }
-  const linalg::ConstDenseView h{inverse_times_w_.data(), m, p, m > 0 ? m : 1};
-  linalg::blas::gemm(linalg::blas::Transpose::no, linalg::blas::Transpose::no, -1.0, h, y.view(), 1.0, b);
+  const linalg::ConstDenseView h_transposed{inverse_times_w_.data(), p, m, p > 0 ? p : 1};  // H is row-major
+  linalg::blas::gemm(linalg::blas::Transpose::yes, linalg::blas::Transpose::no, -1.0, h_transposed, y.view(), 1.0, b);
 }
 
 }  // namespace cholsim::factor

@@ -67,7 +67,7 @@ class SchurLowRankSolver {
   /// Keeps W, checks the stiffnesses; false (status set) when one is not positive.
   bool take_springs(const linalg::CscMatrix& w, std::span<const double> c);
   /// U = S⁻¹B (m × b.cols, column-major, into `u`) and, when `h` is not null, H = S⁻¹W
-  /// (m × p, into `h`), in one pass over S⁻¹.
+  /// (m × p, row-major, into `h`), in one pass over S⁻¹.
   void multiply_inverse(linalg::ConstDenseView b, double* u, double* h) const;
   /// S⁻¹'s row tile: its rows × all m columns, column-major.
   [[nodiscard]] linalg::ConstDenseView inverse_tile(Index tile) const;
@@ -82,7 +82,7 @@ class SchurLowRankSolver {
   std::vector<double> inverse_tiles_;    ///< S⁻¹ by row tiles, each contiguous (inverse_tile)
   int threads_ = 0;
   linalg::CscMatrix w_;                  ///< W of the last refactor(), m × p
-  std::vector<double> inverse_times_w_;  ///< H = S⁻¹W, m × p column-major (capacity kept)
+  std::vector<double> inverse_times_w_;  ///< H = S⁻¹W, m × p row-major (capacity kept)
   std::vector<double> capacitance_;      ///< factor of C⁻¹ + WᵀS⁻¹W, p × p (capacity kept)
   std::vector<double> inverse_times_b_;  ///< U = S⁻¹B of refactor_and_solve (capacity kept)
   FactorStatus status_;
