@@ -316,7 +316,7 @@ bool ContactPotential::find_plane(std::size_t slot, std::span<const double> posi
 
 void ContactPotential::freeze_planes(std::span<const double> positions, std::span<const double> velocities,
                                      double time_step) {
-  deformed_tets_->refit(positions);
+  deformed_tets_->refit(positions, options_.threads);
   linalg::parallel_chunks(static_cast<Index>(contact_nodes_.size()), options_.threads, [&](Index begin, Index end) {
     for (Index slot = begin; slot < end; ++slot) {
       FrozenPlane plane;

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "fem/mesh/tet_mesh.hpp"
+#include "linalg/parallel_loops.hpp"
 
 namespace cholsim::fem {
 
@@ -150,12 +151,15 @@ std::array<Vec3, 4> TetBvh::tet_vertices(std::size_t entry, std::span<const doub
           node_position(positions, nodes[3])};
 }
 
-void TetBvh::refit(std::span<const double> positions) {
+void TetBvh::refit(std::span<const double> positions, int threads) {
   check_positions(positions, "refit");
-  // Depth-first order puts every child after its parent: one backward sweep sees children first.
-  for (std::size_t index = nodes_.size(); index-- > 0;) {
-    Node& node = nodes_[index];
-    if (node.leaf_count > 0) {
+  // The leaves' boxes first, in parallel (the tets' vertices: nearly all of the work, 10 ms for
+  // 625K tets on one core); then the inner nodes in one backward sweep, since depth-first
+  // order puts every child after its parent.
+  linalg::parallel_chunks(static_cast<Index>(nodes_.size()), threads, [&](Index first, Index last) {
+    for (Index index = first; index < last; ++index) {
+      Node& node = nodes_[at(index)];
+      if (node.leaf_count == 0) continue;
       node.lower = Vec3{1.0, 1.0, 1.0} * std::numeric_limits<double>::infinity();
       node.upper = -node.lower;
       for (Index entry = node.first; entry < node.first + node.leaf_count; ++entry) {
@@ -169,12 +173,15 @@ void TetBvh::refit(std::span<const double> positions) {
       const double padding = 4.0 * kWeightTolerance * largest_component(node.upper - node.lower);
       node.lower -= Vec3{padding, padding, padding};
       node.upper += Vec3{padding, padding, padding};
-    } else {
-      const Node& left = nodes_[index + 1];
-      const Node& right = nodes_[at(node.first)];
-      node.lower = component_min(left.lower, right.lower);
-      node.upper = component_max(left.upper, right.upper);
     }
+  });
+  for (std::size_t index = nodes_.size(); index-- > 0;) {
+    Node& node = nodes_[index];
+    if (node.leaf_count > 0) continue;
+    const Node& left = nodes_[index + 1];
+    const Node& right = nodes_[at(node.first)];
+    node.lower = component_min(left.lower, right.lower);
+    node.upper = component_max(left.upper, right.upper);
   }
 }
 

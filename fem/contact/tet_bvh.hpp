@@ -57,9 +57,10 @@ class TetBvh {
          std::span<const double> positions);
 
   /// Recomputes every box for the new `positions` (same node numbering) without changing
-  /// the tree: O(tets), no allocation. Throws std::invalid_argument when `positions` is too
-  /// short for the node ids the tree holds.
-  void refit(std::span<const double> positions);
+  /// the tree: O(tets), no allocation, the leaves on `threads` threads (the boxes do not
+  /// depend on their number). Throws std::invalid_argument when `positions` is too short for
+  /// the node ids the tree holds.
+  void refit(std::span<const double> positions, int threads = 1);
 
   /// The tet of the subset, not skipped, that contains `point` at `positions` (which must be
   /// the positions of the last build or refit, or boxes may miss it), with its barycentric

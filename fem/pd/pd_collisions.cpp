@@ -35,7 +35,7 @@ PdCollisionDetector::PdCollisionDetector(const PdScene& scene, std::span<const I
 void PdCollisionDetector::update_safe_positions(std::span<const double> positions) {
   if (!deformed_safe_) return;
   safe_positions_.assign(positions.begin(), positions.end());
-  deformed_safe_->refit(safe_positions_);
+  deformed_safe_->refit(safe_positions_, options_.threads);
 }
 
 PdCollisionDetector::~PdCollisionDetector() = default;
@@ -102,7 +102,7 @@ std::vector<SpringRow> PdCollisionDetector::detect(std::span<const double> posit
                                                    std::span<double> depths, PdDetectionScope scope) {
   const TetMesh& mesh = scene_->mesh;
   const auto proxies = static_cast<Index>(scene_->proxies.size());
-  if (deformed_prone_) deformed_prone_->refit(positions);
+  if (deformed_prone_) deformed_prone_->refit(positions, options_.threads);
   // One slot per proxy so the parallel loop writes without conflicts; compacted afterwards
   // in proxy order, so the springs do not depend on the thread count.
   std::vector<std::optional<SpringRow>> found(static_cast<std::size_t>(proxies));

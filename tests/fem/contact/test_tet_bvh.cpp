@@ -146,6 +146,22 @@ TEST(TetBvh, RefitFollowsNewPositionsWithoutRebuilding) {
   EXPECT_GT(found, 500);
 }
 
+// The leaves are refit on several threads when the tree is large (here 10,368 tets, over
+// parallel_chunks' threshold): the same boxes, hence the same answers, as on one thread.
+TEST(TetBvh, RefitOnTwoThreadsEqualsRefitOnOne) {
+  const TetMesh mesh = make_box_mesh(1.0, 1.0, 1.0, 12);
+  const double cell = 1.0 / 12;
+  TetBvh one(mesh.tets, all_tets(mesh), mesh.positions);
+  TetBvh two(mesh.tets, all_tets(mesh), mesh.positions);
+  ASSERT_GT(two.node_count(), 2048u);
+  const std::vector<double> moved = perturbed_positions(mesh, cell, 0.2, -0.3, 6);
+  one.refit(moved, 1);
+  two.refit(moved, 2);
+  EXPECT_EQ(one.bounds(), two.bounds());
+  const int found = expect_agrees_with_brute_force(two, mesh, moved, all_tets(mesh), random_points(moved, 2000, 7));
+  EXPECT_GT(found, 500);
+}
+
 TEST(TetBvh, SubsetAndSkipPredicateAreRespected) {
   const TetMesh mesh = make_sphere_mesh(1.0, 8);
   std::vector<Index> subset;  // the upper half of the ball only
