@@ -68,6 +68,8 @@ Markdown tables on stdout (targets P1-P7 and P9 of the issue), progress on stder
   --repeat R       repetitions of each timed solve, medians reported (default 5)
   --threads T      threads (default 2)
   --no-untangle    skip P9
+  --only-p5        only P5 and P6 (the animation, then frames with and without collisions
+                   alternating, R of each), no baselines, P7 or P9
   --only-p7        only P7 (the fixed-region inner iteration), no animation or baselines
   --help, -h       this text
 )";
@@ -79,6 +81,7 @@ struct Arguments {
   int repeat = 5;
   int threads = 2;
   bool untangle = true;
+  bool only_p5 = false;
   bool only_p7 = false;
 };
 
@@ -100,6 +103,7 @@ Arguments parse(int argc, char** argv) {
       else if (flag == "--repeat") arguments.repeat = bench::parse_positive("--repeat", cursor.value());
       else if (flag == "--threads") arguments.threads = bench::parse_positive("--threads", cursor.value());
       else if (flag == "--no-untangle") arguments.untangle = false;
+      else if (flag == "--only-p5") arguments.only_p5 = true;
       else if (flag == "--only-p7") arguments.only_p7 = true;
       else throw bench::unknown_option(flag);
     }
@@ -302,6 +306,28 @@ class CollisionFreeFrame {
   fem::ElementIncidence incidence_;
 };
 
+// P1–P4's solvers of the last frame's polluted system, each in the same code as the Schur path.
+void measure_baselines(SceneRun& run, const fem::PdModel& model, std::span<const Index> prone, const fem::PdOptions& options,
+                       const LastFrameSystem& system, std::span<const fem::SpringRow> springs, const Arguments& arguments) {
+  fem::PdFrameStats full_stats;
+  run.full_refactor_solve = time_inner_solve(model, prone, options, fem::PdSolver::full, system, springs,
+                                             std::min(arguments.repeat, 3), &full_stats);
+  run.full_reanalyses = full_stats.reanalyses;
+  fem::PdFrameStats pcg_stats;
+  run.pcg_converged = time_inner_solve(model, prone, options, fem::PdSolver::pcg, system, springs,
+                                       std::min(arguments.repeat, 3), &pcg_stats);
+  run.pcg_iterations = pcg_stats.cg_iterations;
+  fem::PdOptions hundred = options;
+  hundred.pcg_tolerance = 0.0;
+  hundred.pcg_max_iterations = 100;
+  run.pcg_100 = time_inner_solve(model, prone, hundred, fem::PdSolver::pcg, system, springs, arguments.repeat);
+  fem::PdFrameStats factor_pcg_stats;
+  run.factor_pcg = time_inner_solve(model, prone, options, fem::PdSolver::factor_pcg, system, springs,
+                                    arguments.repeat, &factor_pcg_stats);
+  run.factor_pcg_iterations = factor_pcg_stats.cg_iterations;
+  if (!springs.empty()) run.cholmod_updown_solve = time_cholmod_update(model, springs, system, std::min(arguments.repeat, 3));
+}
+
 SceneRun measure_scene(const std::string& name, Index target_tets, const Arguments& arguments) {
   SceneRun run;
   run.scene = name;
@@ -333,11 +359,13 @@ SceneRun measure_scene(const std::string& name, Index target_tets, const Argumen
   const auto springs = simulation.collision_springs();
   const auto prone = simulation.prone_nodes();
   progress("  solves on the last frame (" + std::to_string(run.springs) + " springs)...");
-  run.schur_inner_solve = time_inner_solve(model, prone, options, fem::PdSolver::schur, system, springs, arguments.repeat);
-  {
-    fem::PdOptions dense = options;
-    dense.schur_update = fem::PdSchurUpdate::dense;
-    run.schur_dense_solve = time_inner_solve(model, prone, dense, fem::PdSolver::schur, system, springs, arguments.repeat);
+  if (!arguments.only_p5) {
+    run.schur_inner_solve = time_inner_solve(model, prone, options, fem::PdSolver::schur, system, springs, arguments.repeat);
+    {
+      fem::PdOptions dense = options;
+      dense.schur_update = fem::PdSchurUpdate::dense;
+      run.schur_dense_solve = time_inner_solve(model, prone, dense, fem::PdSolver::schur, system, springs, arguments.repeat);
+    }
   }
   {
     options.solver = fem::PdSolver::schur;
@@ -356,23 +384,7 @@ SceneRun measure_scene(const std::string& name, Index target_tets, const Argumen
     run.forward = bench::median(forwards);
     run.backward = bench::median(backwards);
   }
-  fem::PdFrameStats full_stats;
-  run.full_refactor_solve = time_inner_solve(model, prone, options, fem::PdSolver::full, system, springs,
-                                             std::min(arguments.repeat, 3), &full_stats);
-  run.full_reanalyses = full_stats.reanalyses;
-  fem::PdFrameStats pcg_stats;
-  run.pcg_converged = time_inner_solve(model, prone, options, fem::PdSolver::pcg, system, springs,
-                                       std::min(arguments.repeat, 3), &pcg_stats);
-  run.pcg_iterations = pcg_stats.cg_iterations;
-  fem::PdOptions hundred = options;
-  hundred.pcg_tolerance = 0.0;
-  hundred.pcg_max_iterations = 100;
-  run.pcg_100 = time_inner_solve(model, prone, hundred, fem::PdSolver::pcg, system, springs, arguments.repeat);
-  fem::PdFrameStats factor_pcg_stats;
-  run.factor_pcg = time_inner_solve(model, prone, options, fem::PdSolver::factor_pcg, system, springs,
-                                    arguments.repeat, &factor_pcg_stats);
-  run.factor_pcg_iterations = factor_pcg_stats.cg_iterations;
-  if (!springs.empty()) run.cholmod_updown_solve = time_cholmod_update(model, springs, system, std::min(arguments.repeat, 3));
+  if (!arguments.only_p5) measure_baselines(run, model, prone, options, system, springs, arguments);
   // P5 and P6 on the final pose, alternating a collision frame of the simulation with a
   // collision-free frame of the same state, so that both see the same machine.
   CollisionFreeFrame without(model, arguments.threads);
@@ -575,7 +587,7 @@ void untangle_table(const Arguments& arguments) {
   std::printf("\nP9 (J = 5 within half the outer iterations of J = 1): %s\n", verdict(holds));
 }
 
-void print_tables(const std::vector<SceneRun>& runs, const Arguments& arguments) {
+void print_baseline_tables(const std::vector<SceneRun>& runs, const Arguments& arguments) {
   std::printf("\n### P1, P2: one inner iteration against a full sparse refactorization + solve\n\n");
   std::printf("| scene | tets | nodes | N_c | N_c %% | springs | Schur solve (ms) | dense refactor, seed 004 (ms) | inner iteration (ms) | full refactor + solve (ms) | P1 ratio | target | holds | P2 ratio | holds |\n");
   std::printf("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---|\n");
@@ -613,6 +625,9 @@ void print_tables(const std::vector<SceneRun>& runs, const Arguments& arguments)
                 r.springs >= 100 ? both(r.cholmod_updown_solve, 3.0).c_str() : "(< 100 springs)");
   }
   std::printf("\nTargets: Jacobi-PCG ≥ 10×, 100 PCG iterations ≥ 4×, factor-PCG ≥ 5×, CHOLMOD update ≥ 3× once ≥ 100 proxies change.\n");
+}
+
+void print_frame_tables(const std::vector<SceneRun>& runs) {
   std::printf("\n### P5, P6: frames with and without collisions; the constrained order's cost\n\n");
   std::printf("| scene | tets | frame with collisions (ms) | frame without (ms) | P5 ratio | holds (≤ 1.5) | fill increase | fwd + bwd (ms) | unconstrained solve (ms) | P6 ratio | holds (≤ 1.3) |\n");
   std::printf("|---|---:|---:|---:|---:|---|---:|---:|---:|---:|---|\n");
@@ -645,7 +660,11 @@ void print_tables(const std::vector<SceneRun>& runs, const Arguments& arguments)
                 share(other, t.total).c_str(), share(r.frame_without - r.unconstrained_solve, r.frame_without).c_str(),
                 share(r.unconstrained_solve, r.frame_without).c_str());
   }
-  (void)arguments;
+}
+
+void print_tables(const std::vector<SceneRun>& runs, const Arguments& arguments) {
+  if (!arguments.only_p5) print_baseline_tables(runs, arguments);
+  print_frame_tables(runs);
 }
 
 }  // namespace
@@ -660,6 +679,7 @@ int main(int argc, char** argv) {
     }
     print_tables(runs, arguments);
   }
+  if (arguments.only_p5) return 0;
 
   std::printf("\n### P7: inner iteration at a fixed collision-region size\n\n");
   std::printf("The region: the first proxies whose tets hold at most the smallest mesh's N_c collision-prone nodes "
