@@ -348,7 +348,7 @@ void add_pd_command(CLI::App& app, CommandAction& action) {
       ->capture_default_str();
   command->add_option("--schur-update", flags->schur_update,
                       "How an inner iteration solves S + W C W^T: dense (refactor, seed 004), low-rank (Woodbury "
-                      "with S^-1 computed once; CPU), auto (low-rank below 2m/3 springs for m Schur unknowns, the measured crossover)")
+                      "with S^-1 computed once; CPU), auto (low-rank below 0.85m springs for m Schur unknowns, the measured crossover)")
       ->check(CLI::IsMember({"auto", "dense", "low-rank"}))
       ->capture_default_str();
   command->add_option("--schur-precision", flags->schur_precision,

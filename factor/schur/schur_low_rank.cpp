@@ -168,11 +168,12 @@ linalg::ConstDenseView SchurLowRankSolver::inverse_tile(Index tile) const {
 }
 
 bool SchurLowRankSolver::prefer_low_rank(Index m, Index p) {
-  // Measured (docs/benchmarks.md, issue 18; `bench_schur --woodbury 1000,1672,4192`, two
-  // threads): the Woodbury route takes 0.16–0.29× the dense refactorization's time at p/m =
-  // 0.25, 0.50–0.64× at 0.5, 0.62–0.84× at 0.6 and 0.96–1.41× at 0.8 (the larger ratios at
-  // the smaller m). Below p/m = 2/3 it is the faster route at every m measured.
-  return 3 * p < 2 * m;
+  // Measured with refactor_and_solve (docs/benchmarks.md, issue 18, stop 48;
+  // `bench_schur --woodbury 373,1000,1672,4192 --spring-ratios 0.5,0.67,0.8,1.0`, two threads):
+  // the Woodbury route takes 0.27–0.41× the dense refactorization's time at p/m = 0.5,
+  // 0.46–0.61× at 0.67, 0.72–0.87× at 0.8 and 1.12–1.29× at 1. Below p/m = 0.85 it is the
+  // faster route at every m measured.
+  return 20 * p < 17 * m;
 }
 
 bool SchurLowRankSolver::take_springs(const linalg::CscMatrix& w, std::span<const double> c) {

@@ -162,9 +162,9 @@ TEST(SchurLowRank, RejectsNonPositiveStiffnessAndSolveWithoutFactor) {
 TEST(SchurLowRank, PrefersTheWoodburyRouteOnlyForFewSprings) {
   EXPECT_TRUE(SchurLowRankSolver::prefer_low_rank(4000, 300));
   EXPECT_TRUE(SchurLowRankSolver::prefer_low_rank(4000, 0));
-  EXPECT_TRUE(SchurLowRankSolver::prefer_low_rank(4000, 2600));
-  EXPECT_FALSE(SchurLowRankSolver::prefer_low_rank(4000, 2700));
-  EXPECT_FALSE(SchurLowRankSolver::prefer_low_rank(4000, 3000));
+  EXPECT_TRUE(SchurLowRankSolver::prefer_low_rank(4000, 3350));
+  EXPECT_FALSE(SchurLowRankSolver::prefer_low_rank(4000, 3400));
+  EXPECT_FALSE(SchurLowRankSolver::prefer_low_rank(4000, 4000));
 }
 
 }  // namespace
