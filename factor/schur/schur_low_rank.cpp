@@ -132,6 +132,30 @@ CHOLSIM_SIMD_CLONES void capacitance_column(const double* h, const linalg::CscMa
   }
 }
 
+// X(i, :) = U(i, :) − H(i, :)·y for the rows first…last − 1, H row-major (p = y.rows columns):
+// a dot product of H's contiguous row with each column of y, in eight running sums (a vector)
+// so that it vectorizes without reassociating at the compiler's discretion. Cloned for the
+// vector width.
+CHOLSIM_SIMD_CLONES void subtract_row_products(const double* h, linalg::ConstDenseView y, linalg::ConstDenseView u,
+                                               linalg::DenseView x, Index first, Index last) {
+  const auto p = static_cast<std::size_t>(y.rows);
+  const std::size_t vectors = p / 8;
+  for (Index i = first; i < last; ++i) {
+    const double* row = h + static_cast<std::size_t>(i) * p;
+    for (Index c = 0; c < y.cols; ++c) {
+      const double* column = &y(0, c);
+      EightDoubles sums = {};
+      for (std::size_t v = 0; v < vectors; ++v) {
+        sums += reinterpret_cast<const EightDoubles*>(row)[v] * reinterpret_cast<const EightDoubles*>(column)[v];
+      }
+      double sum = 0.0;
+      for (int lane = 0; lane < 8; ++lane) sum += sums[lane];
+      for (std::size_t q = 8 * vectors; q < p; ++q) sum += row[q] * column[q];
+      x(i, c) = u(i, c) - sum;
+    }
+  }
+}
+
 }  // namespace
 
 SchurLowRankSolver::SchurLowRankSolver(linalg::ConstDenseView schur_complement, int threads)
@@ -278,8 +302,6 @@ void SchurLowRankSolver::solve(linalg::DenseView b) const {
 
 // y = (C⁻¹ + WᵀS⁻¹W)⁻¹·WᵀU; X = U − H·y.
 void SchurLowRankSolver::finish_solve(linalg::ConstDenseView u, linalg::DenseView b) const {
-  const linalg::ScopedBlasThreads scope(blas_threads_for(threads_));
-  const Index m = size();
   const Index p = w_.cols;
   linalg::DenseMatrix y(p, b.cols);
   for (Index col = 0; col < b.cols; ++col) {
@@ -291,12 +313,15 @@ void SchurLowRankSolver::finish_solve(linalg::ConstDenseView u, linalg::DenseVie
       y(q, col) = sum;
     }
   }
-  linalg::blas::potrs(capacitance(), y.view());
-  for (Index col = 0; col < b.cols; ++col) {
-    for (Index i = 0; i < m; ++i) b(i, col) = u(i, col);
+  {
+    const linalg::ScopedBlasThreads one_blas_thread(1);  // 6p² flops: not worth waking BLAS threads
+    linalg::blas::potrs(capacitance(), y.view());
   }
-  const linalg::ConstDenseView h_transposed{inverse_times_w_.data(), p, m, p > 0 ? p : 1};  // H is row-major
-  linalg::blas::gemm(linalg::blas::Transpose::yes, linalg::blas::Transpose::no, -1.0, h_transposed, y.view(), 1.0, b);
+  // X = U − H·y by rows on the solver's threads rather than a threaded dgemm: OpenBLAS's woken
+  // threads then spin beside the next local step and detection for their timeout.
+  linalg::parallel_chunks(size(), blas_threads_for(threads_), [&](Index first, Index last) {
+    subtract_row_products(inverse_times_w_.data(), y.view(), u, b, first, last);
+  });
 }
 
 }  // namespace cholsim::factor
