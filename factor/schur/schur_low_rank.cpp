@@ -143,7 +143,7 @@ CHOLSIM_SIMD_CLONES void subtract_row_products(const double* h, linalg::ConstDen
   for (Index i = first; i < last; ++i) {
     const double* row = h + static_cast<std::size_t>(i) * p;
     for (Index c = 0; c < y.cols; ++c) {
-      const double* column = &y(0, c);
+      const double* column = y.data + static_cast<std::size_t>(c) * static_cast<std::size_t>(y.ld);  // y may have no rows
       EightDoubles sums = {};
       for (std::size_t v = 0; v < vectors; ++v) {
         sums += reinterpret_cast<const EightDoubles*>(row)[v] * reinterpret_cast<const EightDoubles*>(column)[v];
