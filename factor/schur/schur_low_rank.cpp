@@ -184,12 +184,16 @@ SchurLowRankSolver::SchurLowRankSolver(linalg::ConstDenseView schur_complement, 
 
 linalg::DenseView SchurLowRankSolver::inverse_tile(Index tile) {
   const Index rows = tile_rows(size_, tile);
-  return {inverse_tiles_.data() + static_cast<std::size_t>(tile_start(tile)) * static_cast<std::size_t>(size_), rows,
-          size_, std::max<Index>(rows, 1)};
+  return {inverse_tiles_.data() + tile_offset(tile), rows, size_, std::max<Index>(rows, 1)};
 }
 
 linalg::ConstDenseView SchurLowRankSolver::inverse_tile(Index tile) const {
-  return const_cast<SchurLowRankSolver*>(this)->inverse_tile(tile);
+  const Index rows = tile_rows(size_, tile);
+  return {inverse_tiles_.data() + tile_offset(tile), rows, size_, std::max<Index>(rows, 1)};
+}
+
+std::size_t SchurLowRankSolver::tile_offset(Index tile) const {
+  return static_cast<std::size_t>(tile_start(tile)) * static_cast<std::size_t>(size_);
 }
 
 bool SchurLowRankSolver::prefer_low_rank(Index m, Index p) {

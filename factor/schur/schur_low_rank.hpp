@@ -72,6 +72,8 @@ class SchurLowRankSolver {
   /// S⁻¹'s row tile: its rows × all m columns, column-major.
   [[nodiscard]] linalg::ConstDenseView inverse_tile(Index tile) const;
   [[nodiscard]] linalg::DenseView inverse_tile(Index tile);
+  /// Where the tile starts in inverse_tiles_: the tiles before it hold 32 rows × m each.
+  [[nodiscard]] std::size_t tile_offset(Index tile) const;
   void form_capacitance(std::span<const double> c);
   /// Factors the capacitance matrix; false (status set) when it is not positive definite.
   bool factor_capacitance();

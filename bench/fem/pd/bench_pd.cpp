@@ -361,11 +361,9 @@ SceneRun measure_scene(const std::string& name, Index target_tets, const Argumen
   progress("  solves on the last frame (" + std::to_string(run.springs) + " springs)...");
   if (!arguments.only_p5) {
     run.schur_inner_solve = time_inner_solve(model, prone, options, fem::PdSolver::schur, system, springs, arguments.repeat);
-    {
-      fem::PdOptions dense = options;
-      dense.schur_update = fem::PdSchurUpdate::dense;
-      run.schur_dense_solve = time_inner_solve(model, prone, dense, fem::PdSolver::schur, system, springs, arguments.repeat);
-    }
+    fem::PdOptions dense = options;
+    dense.schur_update = fem::PdSchurUpdate::dense;
+    run.schur_dense_solve = time_inner_solve(model, prone, dense, fem::PdSolver::schur, system, springs, arguments.repeat);
   }
   {
     options.solver = fem::PdSolver::schur;
