@@ -282,7 +282,7 @@ bool ContactPotential::find_plane(std::size_t slot, std::span<const double> posi
     }
     return false;
   };
-  const auto inside = deformed_tets_->locate(node_position(positions, node), positions, touches_own_neighbourhood);
+  const auto inside = deformed_tets_->locate(node_position(positions, node), touches_own_neighbourhood);
   if (!inside) return false;
   // Where the vertex sits in the other part's rest shape, how deep, and the rest surface point
   // it is pushed to (McAdams et al. 2011's rest-pose level set, seed 004 §5.1).
@@ -301,9 +301,7 @@ bool ContactPotential::find_plane(std::size_t slot, std::span<const double> posi
   // Embed the surface point a hair inside its own body, so that a rest tet contains it.
   const Vec3 surface_gradient = body.field.sample(surface).gradient;
   const auto partner = rest_tets_->locate(surface - (1e-3 * body.mean_edge_length) * surface_gradient,
-                                          rest_.positions, [&](Index tet) {
-                                            return body_of_node_[at(rest_.tets[4 * at(tet)])] != body_index;
-                                          });
+                                          [&](Index tet) { return body_of_node_[at(rest_.tets[4 * at(tet)])] != body_index; });
   if (!partner) return false;
   const std::array<Vec3, 4> deformed = tet_vertex_values(rest_.tets, partner->tet, positions);
   const std::array<Vec3, 4> at_rest = tet_vertex_values(rest_.tets, partner->tet, rest_.positions);

@@ -29,13 +29,11 @@ PdCollisionDetector::PdCollisionDetector(const PdScene& scene, std::span<const I
   deformed_safe_ = std::make_unique<TetBvh>(mesh.tets, std::move(safe), mesh.positions);
   rest_all_ = std::make_unique<TetBvh>(mesh.tets, std::move(all), mesh.positions);
   rest_field_ = std::make_unique<RestDistanceField>(mesh, options.distance_field_spacing_edges * mean_edge_length);
-  safe_positions_ = mesh.positions;
 }
 
 void PdCollisionDetector::update_safe_positions(std::span<const double> positions) {
   if (!deformed_safe_) return;
-  safe_positions_.assign(positions.begin(), positions.end());
-  deformed_safe_->refit(safe_positions_, options_.threads);
+  deformed_safe_->refit(positions, options_.threads);
 }
 
 PdCollisionDetector::~PdCollisionDetector() = default;
@@ -56,11 +54,11 @@ std::optional<SpringRow> PdCollisionDetector::self_contact_spring(std::size_t pr
     }
     return false;
   };
-  auto inside = deformed_prone_->locate(point, positions, skip_own_neighbourhood);
+  auto inside = deformed_prone_->locate(point, skip_own_neighbourhood);
   // Deeper than the collision-prone layer (a body bent with collisions off, Fig. 4): the
   // proxy sits in a collision-safe tet, at the positions of the last outer iteration.
   if (!inside && scope == PdDetectionScope::all) {
-    inside = deformed_safe_->locate(point, safe_positions_, skip_own_neighbourhood);
+    inside = deformed_safe_->locate(point, skip_own_neighbourhood);
     *deep = inside.has_value();
   }
   if (!inside) return std::nullopt;
@@ -83,7 +81,7 @@ std::optional<SpringRow> PdCollisionDetector::self_contact_spring(std::size_t pr
   }
   // Embed the surface point a hair inside, so that it has a containing rest tet.
   const Vec3 embedded_at = surface - (1e-3 * mean_edge_length_) * rest_field_->sample(surface).gradient;
-  const auto partner = rest_all_->locate(embedded_at, mesh.positions);
+  const auto partner = rest_all_->locate(embedded_at);
   if (!partner) return std::nullopt;
   const EmbeddedPoint other{partner->tet, partner->weights};
   const Vec3 target = embedded_position(mesh, other, positions);

@@ -85,8 +85,7 @@ class PdCollisionDetector {
   double mean_edge_length_ = 0.0;
   std::vector<char> prone_;                 ///< per tet: in E_c
   std::unique_ptr<TetBvh> deformed_prone_;  ///< E_c at the current positions, refit per detection
-  std::unique_ptr<TetBvh> deformed_safe_;   ///< E_s at safe_positions_
-  std::vector<double> safe_positions_;      ///< positions of the last update_safe_positions
+  std::unique_ptr<TetBvh> deformed_safe_;   ///< E_s at the positions of the last update_safe_positions
   std::vector<std::optional<SpringRow>> deep_springs_;  ///< per proxy: found among E_s at the last full detection
   std::vector<double> deep_depths_;
   std::unique_ptr<TetBvh> rest_all_;        ///< every tet at rest: embeds projected rest points

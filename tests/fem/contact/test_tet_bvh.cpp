@@ -98,7 +98,7 @@ int expect_agrees_with_brute_force(const TetBvh& tree, const TetMesh& mesh, std:
   int found = 0;
   for (const Vec3& point : points) {
     const auto expected = locate_by_brute_force(mesh, positions, tets, point, skip);
-    const auto actual = tree.locate(point, positions, skip);
+    const auto actual = tree.locate(point, skip);
     EXPECT_EQ(expected.has_value(), actual.has_value()) << point.x << " " << point.y << " " << point.z;
     if (!expected || !actual) continue;
     ++found;
@@ -146,6 +146,24 @@ TEST(TetBvh, RefitFollowsNewPositionsWithoutRebuilding) {
   EXPECT_GT(found, 500);
 }
 
+// The tree answers for the positions of its last refit: it keeps its own copy, so the
+// caller's array may change (or go away) between a refit and the queries.
+TEST(TetBvh, LocateReadsThePositionsOfTheLastRefit) {
+  const TetMesh mesh = make_box_mesh(1.0, 1.0, 1.0, 4);
+  std::vector<double> positions = mesh.positions;
+  TetBvh tree(mesh.tets, all_tets(mesh), positions);
+  for (std::size_t node = 0; node < positions.size() / 3; ++node) positions[3 * node] += 10.0;
+  EXPECT_TRUE(tree.locate({0.5, 0.5, 0.5}));   // still where it was built
+  EXPECT_FALSE(tree.locate({10.5, 0.5, 0.5}));
+  tree.refit(positions);
+  std::fill(positions.begin(), positions.end(), 0.0);  // the caller's array changes again
+  EXPECT_FALSE(tree.locate({0.5, 0.5, 0.5}));
+  const auto moved = tree.locate({10.5, 0.5, 0.5});
+  ASSERT_TRUE(moved);
+  const auto weights = reference_weights(mesh, mesh.positions, moved->tet, {0.5, 0.5, 0.5});
+  for (int c = 0; c < 4; ++c) EXPECT_NEAR(moved->weights[c], weights[c], 1e-12);
+}
+
 // The leaves are refit on several threads when the tree is large (here 10,368 tets, over
 // parallel_chunks' threshold): the same boxes, hence the same answers, as on one thread.
 TEST(TetBvh, RefitOnTwoThreadsEqualsRefitOnOne) {
@@ -175,17 +193,17 @@ TEST(TetBvh, SubsetAndSkipPredicateAreRespected) {
   const int found = expect_agrees_with_brute_force(tree, mesh, mesh.positions, subset, points, skip_multiples_of_three);
   EXPECT_GT(found, 150);  // ~10% of the box: a quarter of it is ball, half of that kept, 2/3 not skipped
   for (const Vec3& point : points) {
-    if (const auto location = tree.locate(point, mesh.positions, skip_multiples_of_three)) {
+    if (const auto location = tree.locate(point, skip_multiples_of_three)) {
       EXPECT_NE(location->tet % 3, 0);
       EXPECT_TRUE(std::binary_search(subset.begin(), subset.end(), location->tet));
     }
   }
   // Skipping everything finds nothing; an empty subset finds nothing.
-  EXPECT_FALSE(tree.locate({0.0, 0.0, 0.5}, mesh.positions, [](Index) { return true; }));
-  EXPECT_TRUE(tree.locate({0.0, 0.0, 0.5}, mesh.positions));
+  EXPECT_FALSE(tree.locate({0.0, 0.0, 0.5}, [](Index) { return true; }));
+  EXPECT_TRUE(tree.locate({0.0, 0.0, 0.5}));
   const TetBvh empty(mesh.tets, {}, mesh.positions);
   EXPECT_EQ(empty.size(), 0u);
-  EXPECT_FALSE(empty.locate({0.0, 0.0, 0.5}, mesh.positions));
+  EXPECT_FALSE(empty.locate({0.0, 0.0, 0.5}));
 }
 
 TEST(TetBvh, PointOnASharedFaceIsFoundInOneOfItsTets) {
@@ -193,12 +211,12 @@ TEST(TetBvh, PointOnASharedFaceIsFoundInOneOfItsTets) {
   const TetBvh tree(mesh.tets, all_tets(mesh), mesh.positions);
   // Nodes and cell centres lie on many tets' faces and edges at once.
   for (const Vec3& point : {Vec3{0.5, 0.5, 0.5}, Vec3{0.25, 0.25, 0.25}, Vec3{1.0, 1.0, 1.0}, Vec3{0.0, 0.5, 0.25}}) {
-    const auto location = tree.locate(point, mesh.positions);
+    const auto location = tree.locate(point);
     ASSERT_TRUE(location) << point.x << " " << point.y << " " << point.z;
     const auto weights = reference_weights(mesh, mesh.positions, location->tet, point);
     EXPECT_GE(*std::min_element(weights.begin(), weights.end()), -1e-12);
   }
-  EXPECT_FALSE(tree.locate({1.0 + 1e-6, 0.5, 0.5}, mesh.positions));
+  EXPECT_FALSE(tree.locate({1.0 + 1e-6, 0.5, 0.5}));
 }
 
 TEST(TetBvh, DegenerateTetsAreNeverReturnedAndInvertedOnesAreFound) {
@@ -209,11 +227,11 @@ TEST(TetBvh, DegenerateTetsAreNeverReturnedAndInvertedOnesAreFound) {
                                          9, 0, 0, 10, 0, 0, 9, 1, 0, 9, 0, 1};  // valid
   const std::vector<Index> connectivity = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11};
   const TetBvh tree(connectivity, {0, 1, 2}, positions);
-  EXPECT_FALSE(tree.locate({0.25, 0.25, 0.0}, positions));  // on the flat tet only
-  const auto inverted = tree.locate({5.1, 0.1, 0.1}, positions);
+  EXPECT_FALSE(tree.locate({0.25, 0.25, 0.0}));  // on the flat tet only
+  const auto inverted = tree.locate({5.1, 0.1, 0.1});
   ASSERT_TRUE(inverted);
   EXPECT_EQ(inverted->tet, 1);
-  const auto valid = tree.locate({9.1, 0.1, 0.1}, positions);
+  const auto valid = tree.locate({9.1, 0.1, 0.1});
   ASSERT_TRUE(valid);
   EXPECT_EQ(valid->tet, 2);
   EXPECT_NEAR(valid->weights[0], 0.7, 1e-12);
