@@ -128,6 +128,10 @@ std::vector<double> Factor::compute_supernodes(const linalg::SymmetricCscMatrix&
                                                const SupernodeFollowUp& follow_up) {
   const Symbolic& sym = *symbolic_;
   const int threads = linalg::resolve_thread_count(options.threads);
+  if (solve_split_threads_ != threads) {  // the solves use the factorization's threads
+    solve_split_ = split_for_solve(sym, threads);
+    solve_split_threads_ = threads;
+  }
   std::vector<double> cost(static_cast<std::size_t>(sym.supernode_count()));
   for (Index s = 0; s < sym.supernode_count(); ++s) cost[s] = sym.supernode_flops(s);
   const TreeSchedule schedule = plan_tree_schedule(sym, cost, threads, active);

@@ -22,6 +22,7 @@
 #include "factor/analysis/symbolic.hpp"
 #include "factor/gpu/gpu_factorization.hpp"
 #include "factor/numeric/factor_status.hpp"
+#include "factor/solve/solve_split.hpp"
 #include "factor/update/changed_supernodes.hpp"
 #include "factor/update/supernode_cost_model.hpp"
 #include "linalg/dense_matrix.hpp"
@@ -235,8 +236,10 @@ class Factor {
   // The substitutions on right-hand sides in elimination numbering, interleaved: row i's
   // `count` values at rhs[i·count, i·count + count) (supernodal_solve.cpp says why). `work`
   // holds largest_front · count values.
-  void forward_substitution(double* rhs, Index count, std::span<double> work) const;
-  void backward_substitution(double* rhs, Index count, std::span<double> work) const;
+  // `on_threads`: the pass may split the tree over the factorization's threads (solve_split_);
+  // false where the caller already runs passes side by side.
+  void forward_substitution(double* rhs, Index count, std::span<double> work, bool on_threads = false) const;
+  void backward_substitution(double* rhs, Index count, std::span<double> work, bool on_threads = false) const;
   // The same on column-major matrices, for the Schur solve phases, the permutation applied on
   // the way in or out (one pass over the values, not two): forward from B (user numbering)
   // into Y (elimination numbering), backward from Y into X (user numbering; Y is overwritten,
@@ -253,6 +256,10 @@ class Factor {
   std::vector<double, linalg::HugePageAllocator<double>> values_;
   FactorStatus status_;
   FactorStats stats_;
+  /// The tree cut for substitutions on the threads of the last (re)factorization (serial until
+  /// one ran, and for small factors).
+  SolveSplit solve_split_;
+  int solve_split_threads_ = 0;  ///< the thread count solve_split_ was made for
   std::unique_ptr<UpdateBlockStore> retained_;  ///< null unless retain_update_blocks
   std::vector<char> keeps_block_;  ///< keeps_block_[s]: retained_ keeps s's block
   SupernodeCostModel cost_model_;

@@ -13,11 +13,13 @@
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
+#include <functional>
 #include <memory>
 #include <stdexcept>
 #include <vector>
 
 #include "factor/numeric/cholesky_factor.hpp"
+#include "factor/solve/solve_split.hpp"
 #include "factor/solve/supernodal_solve_vectors.hpp"
 #include "linalg/blas.hpp"
 #include "linalg/blas_threads.hpp"
@@ -328,16 +330,18 @@ std::vector<double> substitution_work(const Symbolic& sym, Index count) {
 /// Runs `substitute(first, last)` on groups of the columns [0, count), one group per thread (at
 /// most `threads`, each of at least kBlasManyRhs columns, so that every group still takes the
 /// BLAS-3 path), with BLAS on one thread meanwhile; a single group runs on the calling thread.
+/// `substitute(first, last, alone)`: `alone` when it is the only group, so that its pass may
+/// split the tree over the factor's threads instead (solve_split.hpp).
 template <typename Substitute>
 void on_column_groups(Index count, int threads, Substitute&& substitute) {
   const Index groups = std::clamp<Index>(count / kBlasManyRhs, 1, std::max(1, threads));
   if (groups == 1) {
-    substitute(Index{0}, count);
+    substitute(Index{0}, count, true);
     return;
   }
   const linalg::ScopedBlasThreads one_blas_thread(1);
   linalg::thread_arena(threads).execute([&] {
-    tbb::parallel_for(Index{0}, groups, [&](Index g) { substitute(count * g / groups, count * (g + 1) / groups); });
+    tbb::parallel_for(Index{0}, groups, [&](Index g) { substitute(count * g / groups, count * (g + 1) / groups, false); });
   });
 }
 
@@ -398,12 +402,12 @@ Index padded_rhs_count(Index count) {
 /// A substitution on column-major right-hand sides, `columns` of them, in groups
 /// (on_column_groups): `load(first, count, z)` fills interleaved storage for the group's columns
 /// [first, first + count) — every value, padding included (rows are z.count ≥ count wide); it
-/// is not zero-filled —, `substitute(z, work)` works on it, `unload(first, count, z)` copies
-/// the result out.
+/// is not zero-filled —, `substitute(z, work, alone)` works on it (`alone`: the only group),
+/// `unload(first, count, z)` copies the result out.
 template <typename Load, typename Substitute, typename Unload>
 void on_interleaved_groups(const Symbolic& sym, Index columns, int threads, Load&& load, Substitute&& substitute,
                            Unload&& unload) {
-  on_column_groups(columns, threads, [&](Index first, Index last) {
+  on_column_groups(columns, threads, [&](Index first, Index last, bool alone) {
     const Index count = last - first;
     const Index width = padded_rhs_count(count);
     std::vector<double> work = substitution_work(sym, width);
@@ -411,18 +415,18 @@ void on_interleaved_groups(const Symbolic& sym, Index columns, int threads, Load
         std::make_unique_for_overwrite<double[]>(static_cast<std::size_t>(sym.size()) * static_cast<std::size_t>(width));
     const InterleavedRhs z{storage.get(), width};
     load(first, count, z);
-    substitute(z, std::span<double>(work));
+    substitute(z, std::span<double>(work), alone);
     unload(first, count, z);
   });
 }
 
-/// The forward substitution over the eliminated supernodes (see Factor::forward_substitution).
+/// The forward substitution over the supernodes [begin, end) (see Factor::forward_substitution).
 template <typename Vector>
-CHOLSIM_INLINE void forward_pass(const Symbolic& sym, std::span<const double> values, InterleavedRhs y,
-                                       double* work) {
-  for (Index s = 0; s < sym.eliminated_supernode_count(); ++s) {
+CHOLSIM_INLINE void forward_pass(const Symbolic& sym, std::span<const double> values, Index begin, Index end,
+                                 InterleavedRhs y, double* work) {
+  for (Index s = begin; s < end; ++s) {
     const SupernodeBlock b = supernode_block(sym, values, s);
-    if (s + 1 < sym.eliminated_supernode_count()) prefetch_block_start(sym, values, s + 1);
+    if (s + 1 < end) prefetch_block_start(sym, values, s + 1);
     if (y.count == 1 && b.k >= kBlasColumns<Vector>) {
       forward_blas(b, y.data, work);
       continue;
@@ -442,13 +446,14 @@ CHOLSIM_INLINE void forward_pass(const Symbolic& sym, std::span<const double> va
   }
 }
 
-/// The backward substitution over the eliminated supernodes (see Factor::backward_substitution).
+/// The backward substitution over the supernodes [begin, end), last first (see
+/// Factor::backward_substitution).
 template <typename Vector>
-CHOLSIM_INLINE void backward_pass(const Symbolic& sym, std::span<const double> values, InterleavedRhs y,
-                                        double* work) {
-  for (Index s = sym.eliminated_supernode_count() - 1; s >= 0; --s) {
+CHOLSIM_INLINE void backward_pass(const Symbolic& sym, std::span<const double> values, Index begin, Index end,
+                                  InterleavedRhs y, double* work) {
+  for (Index s = end - 1; s >= begin; --s) {
     const SupernodeBlock b = supernode_block(sym, values, s);
-    if (s > 0) prefetch_block_start(sym, values, s - 1);
+    if (s > begin) prefetch_block_start(sym, values, s - 1);
     if (y.count == 1 && b.k >= kBlasColumns<Vector>) {
       backward_blas(b, y.data, work);
       continue;
@@ -468,39 +473,104 @@ CHOLSIM_INLINE void backward_pass(const Symbolic& sym, std::span<const double> v
   }
 }
 
-void forward_pass_baseline(const Symbolic& sym, std::span<const double> values, InterleavedRhs y, double* work) {
-  forward_pass<Pair>(sym, values, y, work);
+void forward_pass_baseline(const Symbolic& sym, std::span<const double> values, Index begin, Index end,
+                           InterleavedRhs y, double* work) {
+  forward_pass<Pair>(sym, values, begin, end, y, work);
 }
 
-void backward_pass_baseline(const Symbolic& sym, std::span<const double> values, InterleavedRhs y, double* work) {
-  backward_pass<Pair>(sym, values, y, work);
+void backward_pass_baseline(const Symbolic& sym, std::span<const double> values, Index begin, Index end,
+                            InterleavedRhs y, double* work) {
+  backward_pass<Pair>(sym, values, begin, end, y, work);
 }
 
 #if CHOLSIM_SOLVE_AVX2
 __attribute__((target("avx2,fma"))) void forward_pass_avx2(const Symbolic& sym, std::span<const double> values,
-                                                            InterleavedRhs y, double* work) {
-  forward_pass<Quad>(sym, values, y, work);
+                                                            Index begin, Index end, InterleavedRhs y, double* work) {
+  forward_pass<Quad>(sym, values, begin, end, y, work);
 }
 
 __attribute__((target("avx2,fma"))) void backward_pass_avx2(const Symbolic& sym, std::span<const double> values,
-                                                             InterleavedRhs y, double* work) {
-  backward_pass<Quad>(sym, values, y, work);
+                                                             Index begin, Index end, InterleavedRhs y, double* work) {
+  backward_pass<Quad>(sym, values, begin, end, y, work);
 }
 
 #endif
 
-void run_forward_pass(const Symbolic& sym, std::span<const double> values, InterleavedRhs y, double* work) {
+void run_forward_pass(const Symbolic& sym, std::span<const double> values, Index begin, Index end, InterleavedRhs y,
+                      double* work) {
 #if CHOLSIM_SOLVE_AVX2
-  if (use_avx2_kernels()) return forward_pass_avx2(sym, values, y, work);
+  if (use_avx2_kernels()) return forward_pass_avx2(sym, values, begin, end, y, work);
 #endif
-  forward_pass_baseline(sym, values, y, work);
+  forward_pass_baseline(sym, values, begin, end, y, work);
 }
 
-void run_backward_pass(const Symbolic& sym, std::span<const double> values, InterleavedRhs y, double* work) {
+void run_backward_pass(const Symbolic& sym, std::span<const double> values, Index begin, Index end, InterleavedRhs y,
+                       double* work) {
 #if CHOLSIM_SOLVE_AVX2
-  if (use_avx2_kernels()) return backward_pass_avx2(sym, values, y, work);
+  if (use_avx2_kernels()) return backward_pass_avx2(sym, values, begin, end, y, work);
 #endif
-  backward_pass_baseline(sym, values, y, work);
+  backward_pass_baseline(sym, values, begin, end, y, work);
+}
+
+/// Copies rows [range.begin, range.end) of `from` into `to` (both `count` values a row).
+void copy_rows(InterleavedRhs from, InterleavedRhs to, IndexRange range) {
+  std::copy(from.row(range.begin), from.row(range.end), to.row(range.begin));
+}
+
+/// The forward pass with the split's subtrees on their threads (solve_split.hpp): thread 0
+/// works on `y` itself, every other thread on a copy holding its subtrees' rows and zeros in
+/// the shared rows, which are added into `y` at the join; then the top supernodes on `y`.
+/// Subtrees write only their own rows and the shared ones.
+void parallel_forward_pass(const Symbolic& sym, std::span<const double> values, const SolveSplit& split,
+                           InterleavedRhs y) {
+  const auto threads = static_cast<Index>(split.subtrees.size());
+  const std::size_t entries = static_cast<std::size_t>(sym.size()) * static_cast<std::size_t>(y.count);
+  std::vector<std::unique_ptr<double[]>> copies(static_cast<std::size_t>(threads));
+  linalg::parallel_chunks(threads, static_cast<int>(threads), [&](Index first, Index last) {
+    for (Index t = first; t < last; ++t) {
+      InterleavedRhs own = y;
+      if (t > 0) {
+        copies[static_cast<std::size_t>(t)] = std::make_unique_for_overwrite<double[]>(entries);
+        own = InterleavedRhs{copies[static_cast<std::size_t>(t)].get(), y.count};
+        for (const IndexRange& range : split.subtrees[static_cast<std::size_t>(t)]) {
+          copy_rows(y, own, {sym.first_column(range.begin), sym.first_column(range.end)});
+        }
+        for (const IndexRange& rows : split.shared_rows) std::fill(own.row(rows.begin), own.row(rows.end), 0.0);
+      }
+      std::vector<double> work = substitution_work(sym, y.count);
+      for (const IndexRange& range : split.subtrees[static_cast<std::size_t>(t)]) {
+        run_forward_pass(sym, values, range.begin, range.end, own, work.data());
+      }
+    }
+  }, 1);
+  for (Index t = 1; t < threads; ++t) {
+    const InterleavedRhs own{copies[static_cast<std::size_t>(t)].get(), y.count};
+    for (const IndexRange& range : split.subtrees[static_cast<std::size_t>(t)]) {
+      copy_rows(own, y, {sym.first_column(range.begin), sym.first_column(range.end)});
+    }
+    for (const IndexRange& rows : split.shared_rows) {
+      std::transform(own.row(rows.begin), own.row(rows.end), y.row(rows.begin), y.row(rows.begin), std::plus<>());
+    }
+  }
+  std::vector<double> work = substitution_work(sym, y.count);
+  for (Index s : split.top) run_forward_pass(sym, values, s, s + 1, y, work.data());
+}
+
+/// The backward pass split the other way round: the top supernodes first, then the subtrees
+/// on their threads, which read the rows above them and write only their own.
+void parallel_backward_pass(const Symbolic& sym, std::span<const double> values, const SolveSplit& split,
+                            InterleavedRhs y) {
+  std::vector<double> work = substitution_work(sym, y.count);
+  for (auto s = split.top.rbegin(); s != split.top.rend(); ++s) run_backward_pass(sym, values, *s, *s + 1, y, work.data());
+  const auto threads = static_cast<Index>(split.subtrees.size());
+  linalg::parallel_chunks(threads, static_cast<int>(threads), [&](Index first, Index last) {
+    for (Index t = first; t < last; ++t) {
+      std::vector<double> own_work = substitution_work(sym, y.count);
+      for (const IndexRange& range : split.subtrees[static_cast<std::size_t>(t)]) {
+        run_backward_pass(sym, values, range.begin, range.end, y, own_work.data());
+      }
+    }
+  }, 1);
 }
 
 }  // namespace
@@ -509,15 +579,19 @@ void run_backward_pass(const Symbolic& sym, std::span<const double> values, Inte
 // with the diagonal block, then the block below scatters its product into later rows.
 // A partial factorization stops before the Schur supernode: rows of the Schur set are left
 // holding b₂ − L21·y₁, the first phase of the three-phase solve (seed 004 §4.4, eq. 16).
-void Factor::forward_substitution(double* rhs, Index count, std::span<double> work) const {
-  run_forward_pass(*symbolic_, values_, InterleavedRhs{rhs, count}, work.data());
+void Factor::forward_substitution(double* rhs, Index count, std::span<double> work, bool on_threads) const {
+  const InterleavedRhs y{rhs, count};
+  if (on_threads && solve_split_.parallel()) return parallel_forward_pass(*symbolic_, values_, solve_split_, y);
+  run_forward_pass(*symbolic_, values_, 0, symbolic_->eliminated_supernode_count(), y, work.data());
 }
 
 // Solves Lᵀ·Y = Y in place, supernodes in reverse: gather the rows below, subtract the block's
 // transposed product, then the transposed triangular solve. For a partial factorization the
 // Schur rows hold x₂ and are only read: x₁ = L11⁻ᵀ(y₁ − L21ᵀx₂) (seed 004 §4.4, eq. 18).
-void Factor::backward_substitution(double* rhs, Index count, std::span<double> work) const {
-  run_backward_pass(*symbolic_, values_, InterleavedRhs{rhs, count}, work.data());
+void Factor::backward_substitution(double* rhs, Index count, std::span<double> work, bool on_threads) const {
+  const InterleavedRhs y{rhs, count};
+  if (on_threads && solve_split_.parallel()) return parallel_backward_pass(*symbolic_, values_, solve_split_, y);
+  run_backward_pass(*symbolic_, values_, 0, symbolic_->eliminated_supernode_count(), y, work.data());
 }
 
 void Factor::forward_substitution(linalg::ConstDenseView b, linalg::DenseView y, int threads) const {
@@ -527,7 +601,7 @@ void Factor::forward_substitution(linalg::ConstDenseView b, linalg::DenseView y,
       [&](Index first, Index count, InterleavedRhs z) {
         interleave(b.block(0, first, b.rows, count), elimination_row, z);
       },
-      [&](InterleavedRhs z, std::span<double> work) { forward_substitution(z.data, z.count, work); },
+      [&](InterleavedRhs z, std::span<double> work, bool alone) { forward_substitution(z.data, z.count, work, alone); },
       [&](Index first, Index count, InterleavedRhs z) { deinterleave(z, {}, y.block(0, first, y.rows, count)); });
 }
 
@@ -536,7 +610,7 @@ void Factor::backward_substitution(linalg::DenseView y, linalg::DenseView x, int
   on_interleaved_groups(
       *symbolic_, y.cols, threads,
       [&](Index first, Index count, InterleavedRhs z) { interleave(y.block(0, first, y.rows, count), {}, z); },
-      [&](InterleavedRhs z, std::span<double> work) { backward_substitution(z.data, z.count, work); },
+      [&](InterleavedRhs z, std::span<double> work, bool alone) { backward_substitution(z.data, z.count, work, alone); },
       [&](Index first, Index count, InterleavedRhs z) {
         deinterleave(z, elimination_row, x.block(0, first, x.rows, count));
       });
@@ -551,7 +625,7 @@ void Factor::backward_substitution_from_schur(linalg::ConstDenseView x2, linalg:
         std::fill_n(z.data, static_cast<std::size_t>(eliminated) * static_cast<std::size_t>(z.count), 0.0);
         interleave(x2.block(0, first, x2.rows, count), {}, InterleavedRhs{z.row(eliminated), z.count});
       },
-      [&](InterleavedRhs z, std::span<double> work) { backward_substitution(z.data, z.count, work); },
+      [&](InterleavedRhs z, std::span<double> work, bool alone) { backward_substitution(z.data, z.count, work, alone); },
       [&](Index first, Index count, InterleavedRhs z) {
         deinterleave(z, elimination_row, x.block(0, first, x.rows, count));
       });
@@ -581,9 +655,9 @@ void Factor::solve(linalg::DenseView b) const {
       [&](Index first, Index count, InterleavedRhs z) {
         interleave(b.block(0, first, b.rows, count), elimination_row, z);
       },
-      [&](InterleavedRhs z, std::span<double> work) {
-        forward_substitution(z.data, z.count, work);
-        backward_substitution(z.data, z.count, work);
+      [&](InterleavedRhs z, std::span<double> work, bool alone) {
+        forward_substitution(z.data, z.count, work, alone);
+        backward_substitution(z.data, z.count, work, alone);
       },
       [&](Index first, Index count, InterleavedRhs z) {
         deinterleave(z, elimination_row, b.block(0, first, b.rows, count));
