@@ -517,15 +517,16 @@ void copy_rows(InterleavedRhs from, InterleavedRhs to, IndexRange range) {
   std::copy(from.row(range.begin), from.row(range.end), to.row(range.begin));
 }
 
-/// The forward pass with the split's subtrees on their threads (solve_split.hpp): thread 0
-/// works on `y` itself, every other thread on a copy holding its subtrees' rows and zeros in
-/// the shared rows, which are added into `y` at the join; then the top supernodes on `y`.
-/// Subtrees write only their own rows and the shared ones.
-void parallel_forward_pass(const Symbolic& sym, std::span<const double> values, const SolveSplit& split,
-                           InterleavedRhs y) {
+/// The subtrees' forward passes, each thread on its own (solve_split.hpp): thread 0 on `y`
+/// itself, every other thread on a copy holding its subtrees' rows and zeros in the shared rows.
+/// Returns the copies (null for thread 0). BLAS stays on one thread meanwhile: its threads
+/// would compete with ours.
+std::vector<std::unique_ptr<double[]>> forward_subtrees(const Symbolic& sym, std::span<const double> values,
+                                                        const SolveSplit& split, InterleavedRhs y) {
   const auto threads = static_cast<Index>(split.subtrees.size());
   const std::size_t entries = static_cast<std::size_t>(sym.size()) * static_cast<std::size_t>(y.count);
   std::vector<std::unique_ptr<double[]>> copies(static_cast<std::size_t>(threads));
+  const linalg::ScopedBlasThreads one_blas_thread(1);
   linalg::parallel_chunks(threads, static_cast<int>(threads), [&](Index first, Index last) {
     for (Index t = first; t < last; ++t) {
       InterleavedRhs own = y;
@@ -543,9 +544,18 @@ void parallel_forward_pass(const Symbolic& sym, std::span<const double> values, 
       }
     }
   }, 1);
-  for (Index t = 1; t < threads; ++t) {
-    const InterleavedRhs own{copies[static_cast<std::size_t>(t)].get(), y.count};
-    for (const IndexRange& range : split.subtrees[static_cast<std::size_t>(t)]) {
+  return copies;
+}
+
+/// The forward pass with the split's subtrees on their threads (forward_subtrees), the copies'
+/// rows taken back into `y` — subtree rows copied, shared rows added —, then the top
+/// supernodes on `y`. Subtrees write only their own rows and the shared ones.
+void parallel_forward_pass(const Symbolic& sym, std::span<const double> values, const SolveSplit& split,
+                           InterleavedRhs y) {
+  const auto copies = forward_subtrees(sym, values, split, y);
+  for (std::size_t t = 1; t < copies.size(); ++t) {
+    const InterleavedRhs own{copies[t].get(), y.count};
+    for (const IndexRange& range : split.subtrees[t]) {
       copy_rows(own, y, {sym.first_column(range.begin), sym.first_column(range.end)});
     }
     for (const IndexRange& rows : split.shared_rows) {
@@ -563,6 +573,7 @@ void parallel_backward_pass(const Symbolic& sym, std::span<const double> values,
   std::vector<double> work = substitution_work(sym, y.count);
   for (auto s = split.top.rbegin(); s != split.top.rend(); ++s) run_backward_pass(sym, values, *s, *s + 1, y, work.data());
   const auto threads = static_cast<Index>(split.subtrees.size());
+  const linalg::ScopedBlasThreads one_blas_thread(1);  // as in forward_subtrees
   linalg::parallel_chunks(threads, static_cast<int>(threads), [&](Index first, Index last) {
     for (Index t = first; t < last; ++t) {
       std::vector<double> own_work = substitution_work(sym, y.count);
