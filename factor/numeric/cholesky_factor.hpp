@@ -243,13 +243,16 @@ class Factor {
   // The same on column-major matrices, for the Schur solve phases, the permutation applied on
   // the way in or out (one pass over the values, not two): forward from B (user numbering)
   // into Y (elimination numbering), backward from Y into X (user numbering; Y is overwritten,
-  // X may not alias it). With `threads` > 1 and many columns, groups of columns go to threads
-  // of their own (each rereads L: worth it once a group has enough columns for BLAS-3,
-  // supernodal_solve.cpp).
-  void forward_substitution(linalg::ConstDenseView b, linalg::DenseView y, int threads = 1) const;
-  void backward_substitution(linalg::DenseView y, linalg::DenseView x, int threads = 1) const;
+  // X may not alias it). `threads`: 0 the last factorization's, else that many. With more than
+  // one and many columns, groups of columns go to threads of their own (each rereads L: worth
+  // it once a group has enough columns for BLAS-3); with a single group its pass is split over
+  // the tree (solve_split_) (supernodal_solve.cpp).
+  void forward_substitution(linalg::ConstDenseView b, linalg::DenseView y, int threads = 0) const;
+  void backward_substitution(linalg::DenseView y, linalg::DenseView x, int threads = 0) const;
   // The backward one when Y is zero outside the Schur rows, given as X₂ (S's numbering).
-  void backward_substitution_from_schur(linalg::ConstDenseView x2, linalg::DenseView x, int threads = 1) const;
+  void backward_substitution_from_schur(linalg::ConstDenseView x2, linalg::DenseView x, int threads = 0) const;
+  // The threads a substitution asked for `threads` runs with (0: the last factorization's).
+  [[nodiscard]] int substitution_threads(int threads) const { return threads > 0 ? threads : solve_split_threads_; }
 
   std::shared_ptr<const Symbolic> symbolic_;
   /// L's values; huge-page backed and not zero-filled (linalg/huge_page_allocator.hpp).

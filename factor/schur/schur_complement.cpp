@@ -50,12 +50,12 @@ void SchurComplementFactor::require_shape(const char* operation, linalg::ConstDe
   }
 }
 
-void SchurComplementFactor::forward(linalg::ConstDenseView b, linalg::DenseView y) const {
+void SchurComplementFactor::forward(linalg::ConstDenseView b, linalg::DenseView y, int threads) const {
   factor_.require_factored("forward");
   require_shape("forward", b, "B");
   require_shape("forward", y, "Y");
   if (y.cols != b.cols) throw std::invalid_argument("SchurComplementFactor::forward: B and Y differ in columns");
-  factor_.forward_substitution(b, y);
+  factor_.forward_substitution(b, y, threads);
 }
 
 void SchurComplementFactor::backward(linalg::DenseView y, linalg::DenseView x, int threads) const {

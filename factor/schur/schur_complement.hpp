@@ -67,16 +67,17 @@ class SchurComplementFactor {
 
   /// Phase 1 (eq. 16): from B (n×r, user numbering) writes Y (n×r, elimination numbering):
   /// rows [0, eliminated_size()) y₁ = L11⁻¹b₁, the rest b̃₂ = b₂ − L21·y₁ (schur_rows(Y)).
-  void forward(linalg::ConstDenseView b, linalg::DenseView y) const;
+  /// `threads`: 0 the factorization's (a pass split over the tree on them), else that many.
+  void forward(linalg::ConstDenseView b, linalg::DenseView y, int threads = 0) const;
   /// Phase 3 (eq. 18): Y holds y₁ and, in schur_rows(Y), x₂; writes X (n×r, user
   /// numbering) with x₁ = L11⁻ᵀ(y₁ − L21ᵀx₂). Y is overwritten. X may not alias Y.
   /// With `threads` > 1, groups of many columns run on threads of their own (condensation
   /// Jacobians: fem/conjac/).
-  void backward(linalg::DenseView y, linalg::DenseView x, int threads = 1) const;
+  void backward(linalg::DenseView y, linalg::DenseView x, int threads = 0) const;
   /// Phase 3 when y₁ = 0: from X₂ (m×r, S's numbering) writes X (n×r, user numbering) with
   /// x₁ = −L11⁻ᵀL21ᵀX₂ and x₂ = X₂ — e.g. the condensation Jacobian −A11⁻¹A12·X₂ (fem/conjac/),
   /// without the n×r input of zeros backward() would read. `threads` as for backward().
-  void backward_from_schur(linalg::ConstDenseView x2, linalg::DenseView x, int threads = 1) const;
+  void backward_from_schur(linalg::ConstDenseView x2, linalg::DenseView x, int threads = 0) const;
   /// The Schur part of an elimination-numbered Y: its last schur_size() rows, S's numbering.
   [[nodiscard]] linalg::DenseView schur_rows(linalg::DenseView y) const {
     return y.block(eliminated_size(), 0, schur_size(), y.cols);

@@ -607,21 +607,27 @@ void Factor::backward_substitution(double* rhs, Index count, std::span<double> w
 
 void Factor::forward_substitution(linalg::ConstDenseView b, linalg::DenseView y, int threads) const {
   const auto elimination_row = symbolic_->inverse_permutation();
+  threads = substitution_threads(threads);
   on_interleaved_groups(
       *symbolic_, y.cols, threads,
       [&](Index first, Index count, InterleavedRhs z) {
         interleave(b.block(0, first, b.rows, count), elimination_row, z);
       },
-      [&](InterleavedRhs z, std::span<double> work, bool alone) { forward_substitution(z.data, z.count, work, alone); },
+      [&](InterleavedRhs z, std::span<double> work, bool alone) {
+        forward_substitution(z.data, z.count, work, alone && threads > 1);
+      },
       [&](Index first, Index count, InterleavedRhs z) { deinterleave(z, {}, y.block(0, first, y.rows, count)); });
 }
 
 void Factor::backward_substitution(linalg::DenseView y, linalg::DenseView x, int threads) const {
   const auto elimination_row = symbolic_->inverse_permutation();
+  threads = substitution_threads(threads);
   on_interleaved_groups(
       *symbolic_, y.cols, threads,
       [&](Index first, Index count, InterleavedRhs z) { interleave(y.block(0, first, y.rows, count), {}, z); },
-      [&](InterleavedRhs z, std::span<double> work, bool alone) { backward_substitution(z.data, z.count, work, alone); },
+      [&](InterleavedRhs z, std::span<double> work, bool alone) {
+        backward_substitution(z.data, z.count, work, alone && threads > 1);
+      },
       [&](Index first, Index count, InterleavedRhs z) {
         deinterleave(z, elimination_row, x.block(0, first, x.rows, count));
       });
@@ -630,13 +636,16 @@ void Factor::backward_substitution(linalg::DenseView y, linalg::DenseView x, int
 void Factor::backward_substitution_from_schur(linalg::ConstDenseView x2, linalg::DenseView x, int threads) const {
   const Index eliminated = symbolic_->size() - symbolic_->schur_size();
   const auto elimination_row = symbolic_->inverse_permutation();
+  threads = substitution_threads(threads);
   on_interleaved_groups(
       *symbolic_, x.cols, threads,
       [&](Index first, Index count, InterleavedRhs z) {
         std::fill_n(z.data, static_cast<std::size_t>(eliminated) * static_cast<std::size_t>(z.count), 0.0);
         interleave(x2.block(0, first, x2.rows, count), {}, InterleavedRhs{z.row(eliminated), z.count});
       },
-      [&](InterleavedRhs z, std::span<double> work, bool alone) { backward_substitution(z.data, z.count, work, alone); },
+      [&](InterleavedRhs z, std::span<double> work, bool alone) {
+        backward_substitution(z.data, z.count, work, alone && threads > 1);
+      },
       [&](Index first, Index count, InterleavedRhs z) {
         deinterleave(z, elimination_row, x.block(0, first, x.rows, count));
       });

@@ -190,7 +190,8 @@ void ConjacStepper::condense(std::span<const double> x) {
   const auto stabilization = [&] {
     stabilization_column_.resize(static_cast<std::size_t>(n));
     const linalg::DenseView column{stabilization_column_.data(), n, 1, std::max<Index>(n, 1)};
-    partial_->forward(linalg::ConstDenseView{stabilization_rhs_.data(), n, 1, std::max<Index>(n, 1)}, column);
+    // One thread each: the Jacobian's pass has the other (below).
+    partial_->forward(linalg::ConstDenseView{stabilization_rhs_.data(), n, 1, std::max<Index>(n, 1)}, column, 1);
     const linalg::DenseView schur_part = partial_->schur_rows(column);
     std::vector<double> inactive_part(static_cast<std::size_t>(inactive));
     for (Index j = 0; j < inactive; ++j) inactive_part[j] = schur_part(inactive_dofs_[j], 0);
@@ -199,7 +200,7 @@ void ConjacStepper::condense(std::span<const double> x) {
     }
     for (Index a = 0; a < schur_part.rows; ++a) schur_part(a, 0) = 0.0;
     for (Index j = 0; j < inactive; ++j) schur_part(inactive_dofs_[j], 0) = inactive_part[j];
-    partial_->backward(column, columns_.view().block(0, active, n, 1));
+    partial_->backward(column, columns_.view().block(0, active, n, 1), 1);
     jacobian_columns(0, shared, 1);
   };
   if (threads == 1 || active == 0) {
