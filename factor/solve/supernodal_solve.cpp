@@ -517,12 +517,17 @@ void copy_rows(InterleavedRhs from, InterleavedRhs to, IndexRange range) {
   std::copy(from.row(range.begin), from.row(range.end), to.row(range.begin));
 }
 
+/// The rows (columns of L) of the supernodes [supernodes.begin, supernodes.end).
+IndexRange rows_of(const Symbolic& sym, IndexRange supernodes) {
+  return {sym.first_column(supernodes.begin), sym.first_column(supernodes.end)};
+}
+
 /// The subtrees' forward passes, each thread on its own (solve_split.hpp): thread 0 on `y`
 /// itself, every other thread on a copy holding its subtrees' rows and zeros in the shared rows.
-/// Returns the copies (null for thread 0). BLAS stays on one thread meanwhile: its threads
-/// would compete with ours.
+/// Returns the copies (null for thread 0). Thread 0 works in `work`, the others in work space
+/// of their own. BLAS stays on one thread meanwhile: its threads would compete with ours.
 std::vector<std::unique_ptr<double[]>> forward_subtrees(const Symbolic& sym, std::span<const double> values,
-                                                        const SolveSplit& split, InterleavedRhs y) {
+                                                        const SolveSplit& split, InterleavedRhs y, double* work) {
   const auto threads = static_cast<Index>(split.subtrees.size());
   const std::size_t entries = static_cast<std::size_t>(sym.size()) * static_cast<std::size_t>(y.count);
   std::vector<std::unique_ptr<double[]>> copies(static_cast<std::size_t>(threads));
@@ -533,14 +538,12 @@ std::vector<std::unique_ptr<double[]>> forward_subtrees(const Symbolic& sym, std
       if (t > 0) {
         copies[static_cast<std::size_t>(t)] = std::make_unique_for_overwrite<double[]>(entries);
         own = InterleavedRhs{copies[static_cast<std::size_t>(t)].get(), y.count};
-        for (const IndexRange& range : split.subtrees[static_cast<std::size_t>(t)]) {
-          copy_rows(y, own, {sym.first_column(range.begin), sym.first_column(range.end)});
-        }
+        for (const IndexRange& range : split.subtrees[static_cast<std::size_t>(t)]) copy_rows(y, own, rows_of(sym, range));
         for (const IndexRange& rows : split.shared_rows) std::fill(own.row(rows.begin), own.row(rows.end), 0.0);
       }
-      std::vector<double> work = substitution_work(sym, y.count);
+      std::vector<double> own_work = t > 0 ? substitution_work(sym, y.count) : std::vector<double>{};
       for (const IndexRange& range : split.subtrees[static_cast<std::size_t>(t)]) {
-        run_forward_pass(sym, values, range.begin, range.end, own, work.data());
+        run_forward_pass(sym, values, range.begin, range.end, own, t > 0 ? own_work.data() : work);
       }
     }
   }, 1);
@@ -551,34 +554,30 @@ std::vector<std::unique_ptr<double[]>> forward_subtrees(const Symbolic& sym, std
 /// rows taken back into `y` — subtree rows copied, shared rows added —, then the top
 /// supernodes on `y`. Subtrees write only their own rows and the shared ones.
 void parallel_forward_pass(const Symbolic& sym, std::span<const double> values, const SolveSplit& split,
-                           InterleavedRhs y) {
-  const auto copies = forward_subtrees(sym, values, split, y);
+                           InterleavedRhs y, double* work) {
+  const auto copies = forward_subtrees(sym, values, split, y, work);
   for (std::size_t t = 1; t < copies.size(); ++t) {
     const InterleavedRhs own{copies[t].get(), y.count};
-    for (const IndexRange& range : split.subtrees[t]) {
-      copy_rows(own, y, {sym.first_column(range.begin), sym.first_column(range.end)});
-    }
+    for (const IndexRange& range : split.subtrees[t]) copy_rows(own, y, rows_of(sym, range));
     for (const IndexRange& rows : split.shared_rows) {
       std::transform(own.row(rows.begin), own.row(rows.end), y.row(rows.begin), y.row(rows.begin), std::plus<>());
     }
   }
-  std::vector<double> work = substitution_work(sym, y.count);
-  for (Index s : split.top) run_forward_pass(sym, values, s, s + 1, y, work.data());
+  for (Index s : split.top) run_forward_pass(sym, values, s, s + 1, y, work);
 }
 
 /// The backward pass split the other way round: the top supernodes first, then the subtrees
 /// on their threads, which read the rows above them and write only their own.
 void parallel_backward_pass(const Symbolic& sym, std::span<const double> values, const SolveSplit& split,
-                            InterleavedRhs y) {
-  std::vector<double> work = substitution_work(sym, y.count);
-  for (auto s = split.top.rbegin(); s != split.top.rend(); ++s) run_backward_pass(sym, values, *s, *s + 1, y, work.data());
+                            InterleavedRhs y, double* work) {
+  for (auto s = split.top.rbegin(); s != split.top.rend(); ++s) run_backward_pass(sym, values, *s, *s + 1, y, work);
   const auto threads = static_cast<Index>(split.subtrees.size());
   const linalg::ScopedBlasThreads one_blas_thread(1);  // as in forward_subtrees
   linalg::parallel_chunks(threads, static_cast<int>(threads), [&](Index first, Index last) {
     for (Index t = first; t < last; ++t) {
-      std::vector<double> own_work = substitution_work(sym, y.count);
+      std::vector<double> own_work = t > 0 ? substitution_work(sym, y.count) : std::vector<double>{};
       for (const IndexRange& range : split.subtrees[static_cast<std::size_t>(t)]) {
-        run_backward_pass(sym, values, range.begin, range.end, y, own_work.data());
+        run_backward_pass(sym, values, range.begin, range.end, y, t > 0 ? own_work.data() : work);
       }
     }
   }, 1);
@@ -592,7 +591,7 @@ void parallel_backward_pass(const Symbolic& sym, std::span<const double> values,
 // holding b₂ − L21·y₁, the first phase of the three-phase solve (seed 004 §4.4, eq. 16).
 void Factor::forward_substitution(double* rhs, Index count, std::span<double> work, bool on_threads) const {
   const InterleavedRhs y{rhs, count};
-  if (on_threads && solve_split_.parallel()) return parallel_forward_pass(*symbolic_, values_, solve_split_, y);
+  if (on_threads && solve_split_.parallel()) return parallel_forward_pass(*symbolic_, values_, solve_split_, y, work.data());
   run_forward_pass(*symbolic_, values_, 0, symbolic_->eliminated_supernode_count(), y, work.data());
 }
 
@@ -601,7 +600,7 @@ void Factor::forward_substitution(double* rhs, Index count, std::span<double> wo
 // Schur rows hold x₂ and are only read: x₁ = L11⁻ᵀ(y₁ − L21ᵀx₂) (seed 004 §4.4, eq. 18).
 void Factor::backward_substitution(double* rhs, Index count, std::span<double> work, bool on_threads) const {
   const InterleavedRhs y{rhs, count};
-  if (on_threads && solve_split_.parallel()) return parallel_backward_pass(*symbolic_, values_, solve_split_, y);
+  if (on_threads && solve_split_.parallel()) return parallel_backward_pass(*symbolic_, values_, solve_split_, y, work.data());
   run_backward_pass(*symbolic_, values_, 0, symbolic_->eliminated_supernode_count(), y, work.data());
 }
 

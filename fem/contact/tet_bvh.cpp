@@ -232,11 +232,7 @@ void TetBvh::fit_node(Index index) {
   node.lower = Vec3{1.0, 1.0, 1.0} * std::numeric_limits<double>::infinity();
   node.upper = -node.lower;
   for (Index entry = node.first; entry < node.first + node.leaf_count; ++entry) {
-    const auto& corners = tet_corners_[at(entry)];
-    const Vec3& a = vertex_positions_[at(corners[0])];
-    const Vec3& b = vertex_positions_[at(corners[1])];
-    const Vec3& c = vertex_positions_[at(corners[2])];
-    const Vec3& d = vertex_positions_[at(corners[3])];
+    const auto [a, b, c, d] = tet_vertices(at(entry));
     node.lower = component_min(node.lower, component_min(component_min(a, b), component_min(c, d)));
     node.upper = component_max(node.upper, component_max(component_max(a, b), component_max(c, d)));
   }
