@@ -97,29 +97,40 @@ TEST(ClothSimulation, EolEdgeStepsMeetTheirConstraintsAndKeepVerticesOnFeatures)
   EXPECT_GT(most_eol, 3) << "the cloth never made EOL vertices on the box edge";
 }
 
-// On a 6-cell WIRE the velocity QP of step 100 gets below a worst scaled residual of 1e-6 but
-// not to 1e-10 within 100 interior-point iterations (its contact, feature-normal and area rows
-// are nearly dependent): without the cloth's acceptable tolerance the run stopped there.
-TEST(ClothSimulation, NearlyDegenerateWireQpsAreAcceptedWithinTheLooserTolerance) {
+// Degenerate velocity QPs — EOL cloth on a wire, its contact, feature-normal and area rows
+// nearly dependent — can get below a worst scaled residual of 1e-6 and then not to 1e-10 within
+// the interior point method's iterations: without the cloth's acceptable tolerance a run of a
+// 6-cell WIRE stopped at step 100. Which steps meet such a QP depends on rounding (the
+// trajectory is chaotic; the backward substitution's kernel of stop 50 took them off this
+// run), so every step's QP is replayed with the iterations cut one short of convergence: where
+// an iterate within the cloth's acceptable tolerance came before the cut, the interior point
+// method with the cloth's options must return it as optimal.
+TEST(ClothSimulation, StepQpsStoppedShortWithinTheLooserToleranceAreAccepted) {
   ClothScene scene = coarse_scene(ClothSceneKind::wire, ClothMethod::eol, 6);
-  scene.options.qp.threads = 1;  // the trajectory that reaches that QP
-  scene.options.active_set_first = false;  // the interior point method's acceptance is tested
-  scene.options.proximal_term = 0.0;       // on the semi-definite QPs it was written for
+  scene.options.qp.threads = 1;
   ClothSimulation simulation(scene.cloth, scene.obstacles, scene.scripted, scene.options);
-  [[maybe_unused]] int accepted = 0;  // read in optimized builds only (below)
-  for (int step = 1; step <= 101; ++step) {
-    const ClothStepStats stats = simulation.step();
-    ASSERT_TRUE(stats.ok) << "step " << step << ": " << stats.qp_status << " (" << stats.qp_message << ")";
-    if (stats.qp_message.find("accepted the iterate") != std::string::npos) ++accepted;
-    const Violations v = constraint_violations(simulation);
-    ASSERT_LE(v.equality, 1e-12) << "step " << step;
-    ASSERT_LE(v.inequality, 1e-6) << "step " << step;
+  int replayed = 0;
+  for (int step = 1; step <= 60; ++step) {
+    ASSERT_TRUE(simulation.step().ok) << "step " << step;
+    if (step % 3 != 0) continue;
+    const solvers::qp::QpProblem& problem = simulation.last_problem();
+    solvers::qp::InteriorPointOptions options = scene.options.qp;
+    const auto converged = solvers::qp::solve_interior_point(problem, options);
+    ASSERT_EQ(converged.solution.status, solvers::qp::QpStatus::optimal) << "step " << step;
+    if (converged.solution.message.find("accepted the iterate") != std::string::npos) continue;
+    options.max_iterations = converged.solution.iterations - 1;
+    double best = std::numeric_limits<double>::infinity();
+    for (std::size_t k = 0; k < converged.stats.history.size() - 1; ++k) {
+      best = std::min(best, converged.stats.history[k].residual);
+    }
+    if (!(best <= options.acceptable_tolerance)) continue;
+    const auto cut = solvers::qp::solve_interior_point(problem, options);
+    EXPECT_EQ(cut.solution.status, solvers::qp::QpStatus::optimal) << "step " << step << ": " << cut.solution.message;
+    EXPECT_NE(cut.solution.message.find("accepted the iterate"), std::string::npos) << "step " << step;
+    EXPECT_EQ(cut.solution.iterations, options.max_iterations) << "step " << step;
+    ++replayed;
   }
-#ifdef NDEBUG
-  // The optimized builds' trajectory reaches that QP; a Debug build's libraries (-O1, other
-  // vectorization) round differently, and the sanitizer build's run needed no acceptance.
-  EXPECT_GT(accepted, 0) << "no QP needed the looser tolerance: the test no longer covers it";
-#endif
+  EXPECT_GT(replayed, 0) << "no step QP had an acceptable iterate before its last";
 }
 
 // The active set method, tried first, solves most of the step QPs of EDGE with EOL vertices over
