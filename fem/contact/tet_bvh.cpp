@@ -40,6 +40,19 @@ double smallest_weight(const std::array<double, 4>& weights) {
 // that concurrent queries share nothing.
 constexpr std::size_t kMaxTreeDepth = 64;
 
+// Scale-free: a flat tet of any size is degenerate, a tiny well-shaped one is not.
+bool is_degenerate(const std::array<Vec3, 4>& vertices, double det) {
+  const Vec3 lower = component_min(component_min(vertices[0], vertices[1]), component_min(vertices[2], vertices[3]));
+  const Vec3 upper = component_max(component_max(vertices[0], vertices[1]), component_max(vertices[2], vertices[3]));
+  const double size = largest_component(upper - lower);
+  return !(std::abs(det) > 1e-12 * size * size * size);
+}
+
+// How far below zero a weight from an affine map may be while the point still gets the exact
+// test: the map and Cramer's rule round differently (by about ε·κ of the tet), and the exact
+// test accepts weights down to −kWeightTolerance.
+constexpr double kAffineMapMargin = 1e-6;
+
 }  // namespace
 
 std::optional<std::array<double, 4>> barycentric_weights(const std::array<Vec3, 4>& vertices, const Vec3& point) {
@@ -47,11 +60,7 @@ std::optional<std::array<double, 4>> barycentric_weights(const std::array<Vec3, 
   const Vec3 edge2 = vertices[2] - vertices[0];
   const Vec3 edge3 = vertices[3] - vertices[0];
   const double det = linalg::dot(edge1, linalg::cross(edge2, edge3));
-  const Vec3 lower = component_min(component_min(vertices[0], vertices[1]), component_min(vertices[2], vertices[3]));
-  const Vec3 upper = component_max(component_max(vertices[0], vertices[1]), component_max(vertices[2], vertices[3]));
-  const double size = largest_component(upper - lower);
-  // Scale-free: a flat tet of any size is rejected, a tiny well-shaped one kept.
-  if (!(std::abs(det) > 1e-12 * size * size * size)) return std::nullopt;
+  if (is_degenerate(vertices, det)) return std::nullopt;
   // Cramer's rule on [e₁ e₂ e₃]·w = point − x₀: wᵢ replaces column i by the offset.
   const Vec3 offset = point - vertices[0];
   const double w1 = linalg::dot(offset, linalg::cross(edge2, edge3)) / det;
@@ -60,7 +69,8 @@ std::optional<std::array<double, 4>> barycentric_weights(const std::array<Vec3, 
   return std::array<double, 4>{1.0 - w1 - w2 - w3, w1, w2, w3};
 }
 
-TetBvh::TetBvh(std::span<const Index> tet_connectivity, std::vector<Index> tet_ids, std::span<const double> positions)
+TetBvh::TetBvh(std::span<const Index> tet_connectivity, std::vector<Index> tet_ids, std::span<const double> positions,
+               TetBvhOptions options)
     : tet_ids_(std::move(tet_ids)) {
   const std::size_t mesh_tets = tet_connectivity.size() / 4;
   const std::size_t mesh_nodes = positions.size() / 3;
@@ -96,6 +106,7 @@ TetBvh::TetBvh(std::span<const Index> tet_connectivity, std::vector<Index> tet_i
   nodes_.reserve(2 * (tet_ids_.size() / kLeafSize + 1));
   build_subtree(centroids, 0, static_cast<Index>(tet_ids_.size()));
   number_vertices_in_leaf_order();
+  if (options.affine_maps) affine_maps_.resize(tet_ids_.size());
   refit(positions);
 }
 
@@ -159,6 +170,33 @@ void TetBvh::check_positions(std::span<const double> positions, const char* call
                                 " coordinates given, the tree's tets need " +
                                 std::to_string(required_position_count_));
   }
+}
+
+TetBvh::AffineMap TetBvh::affine_map(const std::array<Vec3, 4>& vertices) {
+  const Vec3 edge1 = vertices[1] - vertices[0];
+  const Vec3 edge2 = vertices[2] - vertices[0];
+  const Vec3 edge3 = vertices[3] - vertices[0];
+  const Vec3 normal1 = linalg::cross(edge2, edge3);
+  const double det = linalg::dot(edge1, normal1);
+  if (is_degenerate(vertices, det)) {
+    const double nan = std::numeric_limits<double>::quiet_NaN();
+    return {{Vec3{nan, nan, nan}, Vec3{nan, nan, nan}, Vec3{nan, nan, nan}}, vertices[0]};
+  }
+  // The rows of [e₁ e₂ e₃]⁻¹ are the faces' normals over the determinant.
+  const double inverse = 1.0 / det;
+  return {{inverse * normal1, inverse * linalg::cross(edge3, edge1), inverse * linalg::cross(edge1, edge2)}, vertices[0]};
+}
+
+bool TetBvh::may_contain(std::size_t entry, const Vec3& point) const {
+  if (affine_maps_.empty()) return true;
+  const AffineMap& map = affine_maps_[entry];
+  const Vec3 offset = point - map.origin;
+  const double w1 = linalg::dot(map.rows[0], offset);
+  const double w2 = linalg::dot(map.rows[1], offset);
+  const double w3 = linalg::dot(map.rows[2], offset);
+  const double w0 = 1.0 - w1 - w2 - w3;
+  // Written so that NaN (a degenerate tet) rejects.
+  return w0 >= -kAffineMapMargin && w1 >= -kAffineMapMargin && w2 >= -kAffineMapMargin && w3 >= -kAffineMapMargin;
 }
 
 std::array<Vec3, 4> TetBvh::tet_vertices(std::size_t entry) const {
@@ -232,9 +270,11 @@ void TetBvh::fit_node(Index index) {
   node.lower = Vec3{1.0, 1.0, 1.0} * std::numeric_limits<double>::infinity();
   node.upper = -node.lower;
   for (Index entry = node.first; entry < node.first + node.leaf_count; ++entry) {
-    const auto [a, b, c, d] = tet_vertices(at(entry));
+    const std::array<Vec3, 4> vertices = tet_vertices(at(entry));
+    const auto [a, b, c, d] = vertices;
     node.lower = component_min(node.lower, component_min(component_min(a, b), component_min(c, d)));
     node.upper = component_max(node.upper, component_max(component_max(a, b), component_max(c, d)));
+    if (!affine_maps_.empty()) affine_maps_[at(entry)] = affine_map(vertices);
   }
   // Grow the leaf box as far as the weight tolerance lets a point stray outside a tet, so
   // that the box test never rejects a point locate would accept.
@@ -259,6 +299,7 @@ std::optional<TetLocation> TetBvh::locate(const Vec3& point, const std::function
       continue;
     }
     for (Index entry = node.first; entry < node.first + node.leaf_count; ++entry) {
+      if (!may_contain(at(entry), point)) continue;
       const Index tet = tet_ids_[at(entry)];
       if (skip && skip(tet)) continue;
       const auto weights = barycentric_weights(tet_vertices(at(entry)), point);
