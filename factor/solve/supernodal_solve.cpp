@@ -525,6 +525,214 @@ void run_backward_pass(const Symbolic& sym, std::span<const double> values, Inde
   backward_pass_baseline(sym, values, begin, end, y, work);
 }
 
+// The top supernodes of a split pass (solve_split.hpp) hold a sixth to a quarter of L's values
+// on the large factors of the simulations and were substituted on one thread while the other
+// waited. A large one is now cut over the threads itself, by rows in the forward step (each row
+// of z below a block of columns takes that block's product) and by columns in the backward step
+// (each column's dot product with the rows below it), the triangle recursively: its first half,
+// then the second half's rows updated by the first half's columns on the threads, then the
+// second half (the backward step in the mirror order). The pieces are the kernels' own loops.
+
+/// Supernodes of fewer values go through the serial kernels: a fork and a join cost microseconds.
+constexpr std::int64_t kMinParallelTopValues = std::int64_t{1} << 17;
+/// Triangles of up to this many columns are solved on one thread.
+constexpr Index kSerialTriangleColumns = 128;
+/// Rows a piece of the forward step's row loop holds at least: whole pairs of vectors, so that
+/// the cut does not move rows between the vector loop and its scalar tail.
+constexpr Index kRowBlock = 8;
+
+enum class TopPiece {
+  forward_triangle,   ///< z(j0 … j1) ← L(j0 … j1, j0 … j1)⁻¹ z(j0 … j1)
+  subtract_products,  ///< z(from … to) −= L(from … to, j0 … j1) z(j0 … j1), by panels
+  column_dots,        ///< z(j) −= L(from … to, j)ᵀ z(from … to) for j in j0 … j1
+  backward_triangle,  ///< z(j0 … j1) ← L(j0 … j1, j0 … j1)⁻ᵀ z(j0 … j1)
+};
+
+struct TopPieceRange {
+  Index j0, j1, from, to;
+};
+
+template <typename Vector, int Width>
+CHOLSIM_INLINE void run_top_piece(TopPiece piece, const SupernodeBlock& b, double* z, TopPieceRange r) {
+  const std::size_t m = static_cast<std::size_t>(b.m);
+  switch (piece) {
+    case TopPiece::forward_triangle:
+      for (Index j0 = r.j0; j0 < r.j1; j0 += kPanel) {
+        const Index j1 = std::min(j0 + kPanel, r.j1);
+        for (Index j = j0; j < j1; ++j) {
+          const double diagonal = column_of(b, j)[j];
+          for (int c = 0; c < Width; ++c) z[c * m + j] /= diagonal;
+          subtract_panel_product<Vector, Width>(b, z, j, j + 1, j + 1, j1);
+        }
+        subtract_panel_product<Vector, Width>(b, z, j0, j1, j1, r.j1);
+      }
+      return;
+    case TopPiece::subtract_products:
+      for (Index j0 = r.j0; j0 < r.j1; j0 += kPanel) {
+        subtract_panel_product<Vector, Width>(b, z, j0, std::min(j0 + kPanel, r.j1), r.from, r.to);
+      }
+      return;
+    case TopPiece::column_dots: {
+      Index j = r.j0;
+      for (; j + kDotColumns <= r.j1; j += kDotColumns) subtract_column_dots<Vector, Width, kDotColumns>(b, z, j, r.from, r.to);
+      for (; j < r.j1; ++j) subtract_column_dots<Vector, Width, 1>(b, z, j, r.from, r.to);
+      return;
+    }
+    case TopPiece::backward_triangle:
+      for (Index end = r.j1; end > r.j0;) {
+        const Index begin = std::max(r.j0, end - kDotColumns);
+        if (end - begin == kDotColumns) {
+          subtract_column_dots<Vector, Width, kDotColumns>(b, z, begin, end, r.j1);
+        } else {
+          for (Index q = begin; q < end; ++q) subtract_column_dots<Vector, Width, 1>(b, z, q, end, r.j1);
+        }
+        for (Index q = end - 1; q >= begin; --q) {
+          const double* column = column_of(b, q);
+          for (int c = 0; c < Width; ++c) {
+            double value = z[c * m + q];
+            for (Index i = q + 1; i < end; ++i) value -= column[i] * z[c * m + i];
+            z[c * m + q] = value / column[q];
+          }
+        }
+        end = begin;
+      }
+      return;
+  }
+}
+
+template <typename Vector>
+CHOLSIM_INLINE void run_top_piece(TopPiece piece, const SupernodeBlock& b, double* z, TopPieceRange r, Index width) {
+  switch (width) {
+    case 1: return run_top_piece<Vector, 1>(piece, b, z, r);
+    case 2: return run_top_piece<Vector, 2>(piece, b, z, r);
+    case 3: return run_top_piece<Vector, 3>(piece, b, z, r);
+    default: return run_top_piece<Vector, 4>(piece, b, z, r);
+  }
+}
+
+void top_piece_baseline(TopPiece piece, const SupernodeBlock& b, double* z, TopPieceRange r, Index width) {
+  run_top_piece<Pair>(piece, b, z, r, width);
+}
+
+#if CHOLSIM_SOLVE_AVX2
+__attribute__((target("avx2,fma"))) void top_piece_avx2(TopPiece piece, const SupernodeBlock& b, double* z,
+                                                         TopPieceRange r, Index width) {
+  run_top_piece<Quad>(piece, b, z, r, width);
+}
+#endif
+
+void top_piece(TopPiece piece, const SupernodeBlock& b, double* z, TopPieceRange r, Index width) {
+#if CHOLSIM_SOLVE_AVX2
+  if (use_avx2_kernels()) return top_piece_avx2(piece, b, z, r, width);
+#endif
+  top_piece_baseline(piece, b, z, r, width);
+}
+
+/// The piece for rows [from, to) cut into blocks of kRowBlock rows over the threads.
+void top_piece_by_rows(TopPiece piece, const SupernodeBlock& b, double* z, TopPieceRange r, Index width, int threads) {
+  const Index blocks = (r.to - r.from + kRowBlock - 1) / kRowBlock;
+  linalg::parallel_chunks(blocks, threads, [&](Index first, Index last) {
+    top_piece(piece, b, z, {r.j0, r.j1, r.from + first * kRowBlock, std::min(r.to, r.from + last * kRowBlock)}, width);
+  }, 2);
+}
+
+/// The piece for columns [j0, j1) cut over the threads.
+void top_piece_by_columns(TopPiece piece, const SupernodeBlock& b, double* z, TopPieceRange r, Index width,
+                          int threads) {
+  const Index groups = (r.j1 - r.j0 + kDotColumns - 1) / kDotColumns;
+  linalg::parallel_chunks(groups, threads, [&](Index first, Index last) {
+    top_piece(piece, b, z, {r.j0 + first * kDotColumns, std::min(r.j1, r.j0 + last * kDotColumns), r.from, r.to}, width);
+  }, 2);
+}
+
+/// The forward triangle on columns [a, c): halves, the second's rows updated on the threads.
+void forward_triangle_on_threads(const SupernodeBlock& b, double* z, Index a, Index c, Index width, int threads) {
+  if (c - a <= kSerialTriangleColumns) return top_piece(TopPiece::forward_triangle, b, z, {a, c, 0, 0}, width);
+  const Index h = a + (c - a) / 2 / kPanel * kPanel;
+  forward_triangle_on_threads(b, z, a, h, width, threads);
+  top_piece_by_rows(TopPiece::subtract_products, b, z, {a, h, h, c}, width, threads);
+  forward_triangle_on_threads(b, z, h, c, width, threads);
+}
+
+/// The backward triangle on columns [a, c), the rows below c already subtracted.
+void backward_triangle_on_threads(const SupernodeBlock& b, double* z, Index a, Index c, Index width, int threads) {
+  if (c - a <= kSerialTriangleColumns) return top_piece(TopPiece::backward_triangle, b, z, {a, c, 0, 0}, width);
+  const Index h = a + (c - a) / 2 / kDotColumns * kDotColumns;
+  backward_triangle_on_threads(b, z, h, c, width, threads);
+  top_piece_by_columns(TopPiece::column_dots, b, z, {a, h, h, c}, width, threads);
+  backward_triangle_on_threads(b, z, a, h, width, threads);
+}
+
+/// Whether a top supernode's step goes over the threads: kernel widths only (the BLAS paths —
+/// one right-hand side on a wide supernode, six and more — stay as they are) and large blocks.
+bool substitute_on_threads(const SupernodeBlock& b, Index count, int threads) {
+  return threads > 1 && count >= 2 && count <= kKernelWidth &&
+         std::int64_t{b.m} * std::int64_t{b.k} >= kMinParallelTopValues;
+}
+
+/// Supernode s's forward step on `threads` threads (substitute_on_threads), through `work`.
+void forward_supernode_on_threads(const SupernodeBlock& b, InterleavedRhs y, double* z, int threads) {
+  const std::size_t m = static_cast<std::size_t>(b.m);
+  const Index width = y.count;
+  for (Index j = 0; j < b.k; ++j) {
+    for (Index c = 0; c < width; ++c) z[c * m + j] = y.row(b.first_column + j)[c];
+  }
+  for (Index c = 0; c < width; ++c) std::fill(z + c * m + b.k, z + c * m + m, 0.0);
+  forward_triangle_on_threads(b, z, 0, b.k, width, threads);
+  top_piece_by_rows(TopPiece::subtract_products, b, z, {0, b.k, b.k, b.m}, width, threads);
+  for (Index j = 0; j < b.k; ++j) {
+    for (Index c = 0; c < width; ++c) y.row(b.first_column + j)[c] = z[c * m + j];
+  }
+  for (Index i = b.k; i < b.m; ++i) {
+    for (Index c = 0; c < width; ++c) y.row(b.below[i - b.k])[c] += z[c * m + i];
+  }
+}
+
+/// Supernode s's backward step on `threads` threads (substitute_on_threads), through `work`.
+void backward_supernode_on_threads(const SupernodeBlock& b, InterleavedRhs y, double* z, int threads) {
+  const std::size_t m = static_cast<std::size_t>(b.m);
+  const Index width = y.count;
+  for (Index j = 0; j < b.k; ++j) {
+    for (Index c = 0; c < width; ++c) z[c * m + j] = y.row(b.first_column + j)[c];
+  }
+  for (Index i = b.k; i < b.m; ++i) {
+    for (Index c = 0; c < width; ++c) z[c * m + i] = y.row(b.below[i - b.k])[c];
+  }
+  top_piece_by_columns(TopPiece::column_dots, b, z, {0, b.k, b.k, b.m}, width, threads);
+  backward_triangle_on_threads(b, z, 0, b.k, width, threads);
+  for (Index j = 0; j < b.k; ++j) {
+    for (Index c = 0; c < width; ++c) y.row(b.first_column + j)[c] = z[c * m + j];
+  }
+}
+
+/// The split's top supernodes, forward: each large one on the threads, the others serially.
+void forward_top(const Symbolic& sym, std::span<const double> values, const SolveSplit& split, InterleavedRhs y,
+                 double* work) {
+  const auto threads = static_cast<int>(split.subtrees.size());
+  for (Index s : split.top) {
+    const SupernodeBlock b = supernode_block(sym, values, s);
+    if (substitute_on_threads(b, y.count, threads)) {
+      forward_supernode_on_threads(b, y, work, threads);
+    } else {
+      run_forward_pass(sym, values, s, s + 1, y, work);
+    }
+  }
+}
+
+/// The split's top supernodes, backward, last first.
+void backward_top(const Symbolic& sym, std::span<const double> values, const SolveSplit& split, InterleavedRhs y,
+                  double* work) {
+  const auto threads = static_cast<int>(split.subtrees.size());
+  for (auto s = split.top.rbegin(); s != split.top.rend(); ++s) {
+    const SupernodeBlock b = supernode_block(sym, values, *s);
+    if (substitute_on_threads(b, y.count, threads)) {
+      backward_supernode_on_threads(b, y, work, threads);
+    } else {
+      run_backward_pass(sym, values, *s, *s + 1, y, work);
+    }
+  }
+}
+
 /// Copies rows [range.begin, range.end) of `from` into `to` (both `count` values a row).
 void copy_rows(InterleavedRhs from, InterleavedRhs to, IndexRange range) {
   std::copy(from.row(range.begin), from.row(range.end), to.row(range.begin));
@@ -576,14 +784,14 @@ void parallel_forward_pass(const Symbolic& sym, std::span<const double> values, 
       std::transform(own.row(rows.begin), own.row(rows.end), y.row(rows.begin), y.row(rows.begin), std::plus<>());
     }
   }
-  for (Index s : split.top) run_forward_pass(sym, values, s, s + 1, y, work);
+  forward_top(sym, values, split, y, work);
 }
 
 /// The backward pass split the other way round: the top supernodes first, then the subtrees
 /// on their threads, which read the rows above them and write only their own.
 void parallel_backward_pass(const Symbolic& sym, std::span<const double> values, const SolveSplit& split,
                             InterleavedRhs y, double* work) {
-  for (auto s = split.top.rbegin(); s != split.top.rend(); ++s) run_backward_pass(sym, values, *s, *s + 1, y, work);
+  backward_top(sym, values, split, y, work);
   const auto threads = static_cast<Index>(split.subtrees.size());
   const linalg::ScopedBlasThreads one_blas_thread(1);  // as in forward_subtrees
   linalg::parallel_chunks(threads, static_cast<int>(threads), [&](Index first, Index last) {

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <numeric>
 #include <random>
 #include <vector>
@@ -97,27 +98,38 @@ TEST(SolveSplit, SchurRowsAreShared) {
   EXPECT_LE(split.shared_rows.back().begin, sym->size() - sym->schur_size());
 }
 
+// Every kernel width: 1 (BLAS on wide supernodes), 2–4 (the top supernodes' steps cut over the
+// threads, supernodal_solve.cpp: the root separator here holds 784² values, past the 2¹⁷ from
+// which they are), 5 (two kernel groups).
 TEST(SolveSplit, TwoThreadSolveEqualsOneThreadSolve) {
   const auto a = split_test_laplacian();
   const auto sym = analyze(a);
-  const linalg::DenseMatrix b = split_test_right_hand_sides(a.size(), 3, 5);
-  linalg::DenseMatrix one = b;
-  linalg::DenseMatrix two = b;
-  for (const auto& [threads, x] : {std::pair{1, &one}, std::pair{2, &two}}) {
-    Factor factor(sym);
+  const Index root = sym->eliminated_supernode_count() - 1;
+  ASSERT_GE(std::int64_t{sym->row_count(root)} * sym->column_count(root), std::int64_t{1} << 17);
+  Factor one_thread(sym);
+  Factor two_threads(sym);
+  for (const auto& [threads, factor] : {std::pair{1, &one_thread}, std::pair{2, &two_threads}}) {
     FactorOptions options;
     options.threads = threads;
-    ASSERT_TRUE(factor.factorize(a, options).ok());
-    factor.solve(x->view());
+    ASSERT_TRUE(factor->factorize(a, options).ok());
   }
-  EXPECT_LT(split_test_difference(two, one), 1e-12);
-  // And it solves: A·x = b.
-  std::vector<double> column(two.data(), two.data() + a.size());
-  std::vector<double> product(static_cast<std::size_t>(a.size()));
-  linalg::symmetric_multiply(a, column, product);
-  double residual = 0.0;
-  for (Index i = 0; i < a.size(); ++i) residual = std::max(residual, std::abs(product[i] - b(i, 0)));
-  EXPECT_LT(residual, 1e-10);
+  for (const Index count : {1, 2, 3, 4, 5}) {
+    const linalg::DenseMatrix b = split_test_right_hand_sides(a.size(), count, 5);
+    linalg::DenseMatrix one = b;
+    linalg::DenseMatrix two = b;
+    one_thread.solve(one.view());
+    two_threads.solve(two.view());
+    EXPECT_LT(split_test_difference(two, one), 1e-12) << count << " right-hand sides";
+    // And it solves: A·x = b, every column.
+    for (Index c = 0; c < count; ++c) {
+      std::vector<double> column(two.data() + c * a.size(), two.data() + (c + 1) * a.size());
+      std::vector<double> product(static_cast<std::size_t>(a.size()));
+      linalg::symmetric_multiply(a, column, product);
+      double residual = 0.0;
+      for (Index i = 0; i < a.size(); ++i) residual = std::max(residual, std::abs(product[i] - b(i, c)));
+      EXPECT_LT(residual, 1e-10) << count << " right-hand sides, column " << c;
+    }
+  }
 }
 
 TEST(SolveSplit, TwoThreadThreePhaseSolveEqualsOneThread) {
