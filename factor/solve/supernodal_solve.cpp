@@ -162,6 +162,23 @@ CHOLSIM_INLINE void store_own_rows(const SupernodeBlock& b, InterleavedRhs y, In
   }
 }
 
+/// z(j0 … j1) ← L(j0 … j1, j0 … j1)⁻¹ z(j0 … j1) by panels of kPanel columns, each panel's
+/// product also subtracted from the rows after it up to `rows_end` (the supernode's m for the
+/// whole step).
+template <typename Vector, int Width>
+CHOLSIM_INLINE void solve_forward_panels(const SupernodeBlock& b, double* z, Index j0, Index j1, Index rows_end) {
+  const std::size_t m = static_cast<std::size_t>(b.m);
+  for (Index p0 = j0; p0 < j1; p0 += kPanel) {
+    const Index p1 = std::min(p0 + kPanel, j1);
+    for (Index j = p0; j < p1; ++j) {
+      const double diagonal = column_of(b, j)[j];
+      for (int c = 0; c < Width; ++c) z[c * m + j] /= diagonal;
+      subtract_panel_product<Vector, Width>(b, z, j, j + 1, j + 1, p1);
+    }
+    subtract_panel_product<Vector, Width>(b, z, p0, p1, p1, rows_end);
+  }
+}
+
 /// Forward step: x ← L11⁻¹x and y(below) −= L21·x. Right-looking in panels of kPanel columns:
 /// the panel's triangle, then its product subtracted from all rows of z below it; the update
 /// rows of z start at zero and are added into y once at the end.
@@ -170,15 +187,7 @@ CHOLSIM_INLINE void forward_kernel(const SupernodeBlock& b, InterleavedRhs y, In
   const std::size_t m = static_cast<std::size_t>(b.m);
   for (Index j = 0; j < b.k; ++j) load_row<Width>(y, b.first_column + j, first, z, m, j);
   for (int c = 0; c < Width; ++c) std::fill(z + c * m + b.k, z + c * m + m, 0.0);
-  for (Index j0 = 0; j0 < b.k; j0 += kPanel) {
-    const Index j1 = std::min(j0 + kPanel, b.k);
-    for (Index j = j0; j < j1; ++j) {
-      const double diagonal = column_of(b, j)[j];
-      for (int c = 0; c < Width; ++c) z[c * m + j] /= diagonal;
-      subtract_panel_product<Vector, Width>(b, z, j, j + 1, j + 1, j1);
-    }
-    subtract_panel_product<Vector, Width>(b, z, j0, j1, j1, b.m);
-  }
+  solve_forward_panels<Vector, Width>(b, z, 0, b.k, b.m);
   store_own_rows<Width>(b, y, first, z);
   for (Index i = b.k; i < b.m; ++i) {
     double* target = y.row(b.below[i - b.k]) + first;
@@ -230,25 +239,24 @@ CHOLSIM_INLINE void subtract_column_dots(const SupernodeBlock& b, double* z, Ind
 /// Columns of L whose dot products the backward kernel takes together.
 constexpr Index kDotColumns = 4;
 
-/// Backward step: x ← L11⁻ᵀ(x − L21ᵀ·y(below)). First x −= L21ᵀ·y(below), kDotColumns columns
-/// at a time; then the triangle by blocks of kDotColumns columns from the last: the block's
-/// dot products with the rows below it (already final) together, then the block's own small
-/// triangle column by column.
+/// z(j) −= L(from … to, j)ᵀ z(from … to) for every column j in [j0, j1), kDotColumns at a time.
 template <typename Vector, int Width>
-CHOLSIM_INLINE void backward_kernel(const SupernodeBlock& b, InterleavedRhs y, Index first, double* z) {
+CHOLSIM_INLINE void subtract_dots_of_columns(const SupernodeBlock& b, double* z, Index j0, Index j1, Index from,
+                                             Index to) {
+  Index j = j0;
+  for (; j + kDotColumns <= j1; j += kDotColumns) subtract_column_dots<Vector, Width, kDotColumns>(b, z, j, from, to);
+  for (; j < j1; ++j) subtract_column_dots<Vector, Width, 1>(b, z, j, from, to);
+}
+
+/// z(j0 … j1) ← L(j0 … j1, j0 … j1)⁻ᵀ z(j0 … j1) (the rows after j1 already subtracted), by
+/// blocks of kDotColumns columns from the last: the block's dot products with the rows after it
+/// together, then the block's own small triangle column by column.
+template <typename Vector, int Width>
+CHOLSIM_INLINE void solve_backward_blocks(const SupernodeBlock& b, double* z, Index j0, Index j1) {
   const std::size_t m = static_cast<std::size_t>(b.m);
-  for (Index j = 0; j < b.k; ++j) load_row<Width>(y, b.first_column + j, first, z, m, j);
-  for (Index i = b.k; i < b.m; ++i) load_row<Width>(y, b.below[i - b.k], first, z, m, i);
-  Index j = 0;
-  for (; j + kDotColumns <= b.k; j += kDotColumns) subtract_column_dots<Vector, Width, kDotColumns>(b, z, j, b.k, b.m);
-  for (; j < b.k; ++j) subtract_column_dots<Vector, Width, 1>(b, z, j, b.k, b.m);
-  for (Index end = b.k; end > 0;) {
-    const Index begin = std::max<Index>(0, end - kDotColumns);
-    if (end - begin == kDotColumns) {
-      subtract_column_dots<Vector, Width, kDotColumns>(b, z, begin, end, b.k);
-    } else {
-      for (Index q = begin; q < end; ++q) subtract_column_dots<Vector, Width, 1>(b, z, q, end, b.k);
-    }
+  for (Index end = j1; end > j0;) {
+    const Index begin = std::max(j0, end - kDotColumns);
+    subtract_dots_of_columns<Vector, Width>(b, z, begin, end, end, j1);
     for (Index q = end - 1; q >= begin; --q) {
       const double* column = column_of(b, q);
       for (int c = 0; c < Width; ++c) {
@@ -259,6 +267,19 @@ CHOLSIM_INLINE void backward_kernel(const SupernodeBlock& b, InterleavedRhs y, I
     }
     end = begin;
   }
+}
+
+/// Backward step: x ← L11⁻ᵀ(x − L21ᵀ·y(below)). First x −= L21ᵀ·y(below), kDotColumns columns
+/// at a time; then the triangle by blocks of kDotColumns columns from the last: the block's
+/// dot products with the rows below it (already final) together, then the block's own small
+/// triangle column by column.
+template <typename Vector, int Width>
+CHOLSIM_INLINE void backward_kernel(const SupernodeBlock& b, InterleavedRhs y, Index first, double* z) {
+  const std::size_t m = static_cast<std::size_t>(b.m);
+  for (Index j = 0; j < b.k; ++j) load_row<Width>(y, b.first_column + j, first, z, m, j);
+  for (Index i = b.k; i < b.m; ++i) load_row<Width>(y, b.below[i - b.k], first, z, m, i);
+  subtract_dots_of_columns<Vector, Width>(b, z, 0, b.k, b.k, b.m);
+  solve_backward_blocks<Vector, Width>(b, z, 0, b.k);
   store_own_rows<Width>(b, y, first, z);
 }
 
@@ -554,49 +575,15 @@ struct TopPieceRange {
 
 template <typename Vector, int Width>
 CHOLSIM_INLINE void run_top_piece(TopPiece piece, const SupernodeBlock& b, double* z, TopPieceRange r) {
-  const std::size_t m = static_cast<std::size_t>(b.m);
   switch (piece) {
-    case TopPiece::forward_triangle:
-      for (Index j0 = r.j0; j0 < r.j1; j0 += kPanel) {
-        const Index j1 = std::min(j0 + kPanel, r.j1);
-        for (Index j = j0; j < j1; ++j) {
-          const double diagonal = column_of(b, j)[j];
-          for (int c = 0; c < Width; ++c) z[c * m + j] /= diagonal;
-          subtract_panel_product<Vector, Width>(b, z, j, j + 1, j + 1, j1);
-        }
-        subtract_panel_product<Vector, Width>(b, z, j0, j1, j1, r.j1);
-      }
-      return;
+    case TopPiece::forward_triangle: return solve_forward_panels<Vector, Width>(b, z, r.j0, r.j1, r.j1);
     case TopPiece::subtract_products:
       for (Index j0 = r.j0; j0 < r.j1; j0 += kPanel) {
         subtract_panel_product<Vector, Width>(b, z, j0, std::min(j0 + kPanel, r.j1), r.from, r.to);
       }
       return;
-    case TopPiece::column_dots: {
-      Index j = r.j0;
-      for (; j + kDotColumns <= r.j1; j += kDotColumns) subtract_column_dots<Vector, Width, kDotColumns>(b, z, j, r.from, r.to);
-      for (; j < r.j1; ++j) subtract_column_dots<Vector, Width, 1>(b, z, j, r.from, r.to);
-      return;
-    }
-    case TopPiece::backward_triangle:
-      for (Index end = r.j1; end > r.j0;) {
-        const Index begin = std::max(r.j0, end - kDotColumns);
-        if (end - begin == kDotColumns) {
-          subtract_column_dots<Vector, Width, kDotColumns>(b, z, begin, end, r.j1);
-        } else {
-          for (Index q = begin; q < end; ++q) subtract_column_dots<Vector, Width, 1>(b, z, q, end, r.j1);
-        }
-        for (Index q = end - 1; q >= begin; --q) {
-          const double* column = column_of(b, q);
-          for (int c = 0; c < Width; ++c) {
-            double value = z[c * m + q];
-            for (Index i = q + 1; i < end; ++i) value -= column[i] * z[c * m + i];
-            z[c * m + q] = value / column[q];
-          }
-        }
-        end = begin;
-      }
-      return;
+    case TopPiece::column_dots: return subtract_dots_of_columns<Vector, Width>(b, z, r.j0, r.j1, r.from, r.to);
+    case TopPiece::backward_triangle: return solve_backward_blocks<Vector, Width>(b, z, r.j0, r.j1);
   }
 }
 
