@@ -615,11 +615,19 @@ void top_piece(TopPiece piece, const SupernodeBlock& b, double* z, TopPieceRange
   top_piece_baseline(piece, b, z, r, width);
 }
 
-/// The piece for rows [from, to) cut into blocks of kRowBlock rows over the threads.
+/// The piece for rows [from, to) cut over the threads, one run of whole kRowBlock blocks each:
+/// a thread's panels then read long runs of each column of L. Cut into eight runs a thread
+/// (parallel_chunks' default), each panel read short runs of eight columns at once and the
+/// forward step's top supernodes took 16.4 ms on two threads against 17.8 on one (32³ box,
+/// three right-hand sides); one run a thread, 12.0 ms.
 void top_piece_by_rows(TopPiece piece, const SupernodeBlock& b, double* z, TopPieceRange r, Index width, int threads) {
   const Index blocks = (r.to - r.from + kRowBlock - 1) / kRowBlock;
-  linalg::parallel_chunks(blocks, threads, [&](Index first, Index last) {
-    top_piece(piece, b, z, {r.j0, r.j1, r.from + first * kRowBlock, std::min(r.to, r.from + last * kRowBlock)}, width);
+  if (blocks == 0) return;
+  const Index runs = std::min<Index>(threads, blocks);
+  linalg::parallel_chunks(runs, threads, [&](Index first, Index last) {
+    const Index begin = r.from + blocks * first / runs * kRowBlock;
+    const Index end = std::min(r.to, r.from + blocks * last / runs * kRowBlock);
+    top_piece(piece, b, z, {r.j0, r.j1, begin, end}, width);
   }, 2);
 }
 
