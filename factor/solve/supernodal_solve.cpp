@@ -667,39 +667,47 @@ bool substitute_on_threads(const SupernodeBlock& b, Index count, int threads) {
          std::int64_t{b.m} * std::int64_t{b.k} >= kMinParallelTopValues;
 }
 
-/// Supernode s's forward step on `threads` threads (substitute_on_threads), through `work`.
-void forward_supernode_on_threads(const SupernodeBlock& b, InterleavedRhs y, double* z, int threads) {
-  const std::size_t m = static_cast<std::size_t>(b.m);
-  const Index width = y.count;
-  for (Index j = 0; j < b.k; ++j) {
-    for (Index c = 0; c < width; ++c) z[c * m + j] = y.row(b.first_column + j)[c];
-  }
-  for (Index c = 0; c < width; ++c) std::fill(z + c * m + b.k, z + c * m + m, 0.0);
-  forward_triangle_on_threads(b, z, 0, b.k, width, threads);
-  top_piece_by_rows(TopPiece::subtract_products, b, z, {0, b.k, b.k, b.m}, width, threads);
-  for (Index j = 0; j < b.k; ++j) {
-    for (Index c = 0; c < width; ++c) y.row(b.first_column + j)[c] = z[c * m + j];
-  }
-  for (Index i = b.k; i < b.m; ++i) {
-    for (Index c = 0; c < width; ++c) y.row(b.below[i - b.k])[c] += z[c * m + i];
+/// The element of z (column-major m × y.count, as the kernels hold it) for row i and right-hand
+/// side c, and the row of y a supernode's row i stands for.
+double& z_at(const SupernodeBlock& b, double* z, Index i, Index c) {
+  return z[static_cast<std::size_t>(c) * static_cast<std::size_t>(b.m) + static_cast<std::size_t>(i)];
+}
+double* y_row(const SupernodeBlock& b, InterleavedRhs y, Index i) {
+  return y.row(i < b.k ? b.first_column + i : b.below[i - b.k]);
+}
+
+/// Rows [0, rows) of z from y (the supernode's own rows, then those below).
+void gather_rows(const SupernodeBlock& b, InterleavedRhs y, double* z, Index rows) {
+  for (Index i = 0; i < rows; ++i) {
+    for (Index c = 0; c < y.count; ++c) z_at(b, z, i, c) = y_row(b, y, i)[c];
   }
 }
 
-/// Supernode s's backward step on `threads` threads (substitute_on_threads), through `work`.
-void backward_supernode_on_threads(const SupernodeBlock& b, InterleavedRhs y, double* z, int threads) {
-  const std::size_t m = static_cast<std::size_t>(b.m);
-  const Index width = y.count;
+/// The supernode's own rows of z back into y.
+void write_own_rows(const SupernodeBlock& b, InterleavedRhs y, double* z) {
   for (Index j = 0; j < b.k; ++j) {
-    for (Index c = 0; c < width; ++c) z[c * m + j] = y.row(b.first_column + j)[c];
+    for (Index c = 0; c < y.count; ++c) y_row(b, y, j)[c] = z_at(b, z, j, c);
   }
+}
+
+/// Supernode s's forward step on `threads` threads (substitute_on_threads), through `z`.
+void forward_supernode_on_threads(const SupernodeBlock& b, InterleavedRhs y, double* z, int threads) {
+  gather_rows(b, y, z, b.k);
+  for (Index c = 0; c < y.count; ++c) std::fill(&z_at(b, z, b.k, c), &z_at(b, z, 0, c) + b.m, 0.0);
+  forward_triangle_on_threads(b, z, 0, b.k, y.count, threads);
+  top_piece_by_rows(TopPiece::subtract_products, b, z, {0, b.k, b.k, b.m}, y.count, threads);
+  write_own_rows(b, y, z);
   for (Index i = b.k; i < b.m; ++i) {
-    for (Index c = 0; c < width; ++c) z[c * m + i] = y.row(b.below[i - b.k])[c];
+    for (Index c = 0; c < y.count; ++c) y_row(b, y, i)[c] += z_at(b, z, i, c);
   }
-  top_piece_by_columns(TopPiece::column_dots, b, z, {0, b.k, b.k, b.m}, width, threads);
-  backward_triangle_on_threads(b, z, 0, b.k, width, threads);
-  for (Index j = 0; j < b.k; ++j) {
-    for (Index c = 0; c < width; ++c) y.row(b.first_column + j)[c] = z[c * m + j];
-  }
+}
+
+/// Supernode s's backward step on `threads` threads (substitute_on_threads), through `z`.
+void backward_supernode_on_threads(const SupernodeBlock& b, InterleavedRhs y, double* z, int threads) {
+  gather_rows(b, y, z, b.m);
+  top_piece_by_columns(TopPiece::column_dots, b, z, {0, b.k, b.k, b.m}, y.count, threads);
+  backward_triangle_on_threads(b, z, 0, b.k, y.count, threads);
+  write_own_rows(b, y, z);
 }
 
 /// The split's top supernodes, forward: each large one on the threads, the others serially.

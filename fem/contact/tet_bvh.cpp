@@ -53,19 +53,32 @@ bool is_degenerate(const std::array<Vec3, 4>& vertices, double det) {
 // test accepts weights down to −kWeightTolerance.
 constexpr double kAffineMapMargin = 1e-6;
 
+// A tet's edges from its first vertex, [e₁ e₂ e₃]'s determinant, and whether it is degenerate.
+struct TetEdges {
+  Vec3 edge1, edge2, edge3;
+  Vec3 normal1;  ///< e₂ × e₃
+  double det = 0.0;
+  bool degenerate = false;
+};
+
+TetEdges tet_edges(const std::array<Vec3, 4>& vertices) {
+  TetEdges t{vertices[1] - vertices[0], vertices[2] - vertices[0], vertices[3] - vertices[0], {}, 0.0, false};
+  t.normal1 = linalg::cross(t.edge2, t.edge3);
+  t.det = linalg::dot(t.edge1, t.normal1);
+  t.degenerate = is_degenerate(vertices, t.det);
+  return t;
+}
+
 }  // namespace
 
 std::optional<std::array<double, 4>> barycentric_weights(const std::array<Vec3, 4>& vertices, const Vec3& point) {
-  const Vec3 edge1 = vertices[1] - vertices[0];
-  const Vec3 edge2 = vertices[2] - vertices[0];
-  const Vec3 edge3 = vertices[3] - vertices[0];
-  const double det = linalg::dot(edge1, linalg::cross(edge2, edge3));
-  if (is_degenerate(vertices, det)) return std::nullopt;
+  const TetEdges t = tet_edges(vertices);
+  if (t.degenerate) return std::nullopt;
   // Cramer's rule on [e₁ e₂ e₃]·w = point − x₀: wᵢ replaces column i by the offset.
   const Vec3 offset = point - vertices[0];
-  const double w1 = linalg::dot(offset, linalg::cross(edge2, edge3)) / det;
-  const double w2 = linalg::dot(edge1, linalg::cross(offset, edge3)) / det;
-  const double w3 = linalg::dot(edge1, linalg::cross(edge2, offset)) / det;
+  const double w1 = linalg::dot(offset, t.normal1) / t.det;
+  const double w2 = linalg::dot(t.edge1, linalg::cross(offset, t.edge3)) / t.det;
+  const double w3 = linalg::dot(t.edge1, linalg::cross(t.edge2, offset)) / t.det;
   return std::array<double, 4>{1.0 - w1 - w2 - w3, w1, w2, w3};
 }
 
@@ -173,18 +186,15 @@ void TetBvh::check_positions(std::span<const double> positions, const char* call
 }
 
 TetBvh::AffineMap TetBvh::affine_map(const std::array<Vec3, 4>& vertices) {
-  const Vec3 edge1 = vertices[1] - vertices[0];
-  const Vec3 edge2 = vertices[2] - vertices[0];
-  const Vec3 edge3 = vertices[3] - vertices[0];
-  const Vec3 normal1 = linalg::cross(edge2, edge3);
-  const double det = linalg::dot(edge1, normal1);
-  if (is_degenerate(vertices, det)) {
+  const TetEdges t = tet_edges(vertices);
+  if (t.degenerate) {
     const double nan = std::numeric_limits<double>::quiet_NaN();
     return {{Vec3{nan, nan, nan}, Vec3{nan, nan, nan}, Vec3{nan, nan, nan}}, vertices[0]};
   }
   // The rows of [e₁ e₂ e₃]⁻¹ are the faces' normals over the determinant.
-  const double inverse = 1.0 / det;
-  return {{inverse * normal1, inverse * linalg::cross(edge3, edge1), inverse * linalg::cross(edge1, edge2)}, vertices[0]};
+  const double inverse = 1.0 / t.det;
+  return {{inverse * t.normal1, inverse * linalg::cross(t.edge3, t.edge1), inverse * linalg::cross(t.edge1, t.edge2)},
+          vertices[0]};
 }
 
 bool TetBvh::may_contain(std::size_t entry, const Vec3& point) const {
