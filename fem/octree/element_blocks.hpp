@@ -5,8 +5,8 @@
 // visits its own elements plus the "ghost" elements of other blocks that touch its nodes,
 // writing only to the nodes it owns. Morton order keeps blocks compact, so ghosts are few.
 //
-// Unlike the paper's 64-element blocks, a block here is a thread's share cut in a few pieces
-// (the loops run on 1–2 cores here, where ghost work, not balance, is the cost).
+// Unlike the paper's 64-element blocks, a block here is a thread's whole share (the loops run on
+// 1–2 cores here, where ghost work, not balance, is the cost).
 #include <cstdint>
 #include <span>
 #include <vector>
@@ -58,6 +58,11 @@ class ElementBlocks {
   [[nodiscard]] std::size_t memory_bytes() const;
 
  private:
+  /// node_owner_ and the ghosts for the blocks of block_start_.
+  void assign_nodes_and_ghosts(const OctreeMesh& mesh);
+  /// Moves the cuts so that every block's own elements plus ghosts are about even.
+  void balance_with_ghosts();
+
   std::vector<linalg::Index> block_start_;  ///< block b owns elements [start[b], start[b+1])
   std::vector<linalg::Index> node_owner_;
   std::vector<std::int64_t> ghost_start_;

@@ -7,6 +7,7 @@
 // Newton step (§10.2), each linear solve by MGPCG (§7) — or MG, plain CG, or cholsim's direct
 // Cholesky on the assembled matrix, for the comparisons of the benchmark.
 #include <chrono>
+#include <cstdint>
 #include <memory>
 #include <span>
 #include <string>
@@ -119,6 +120,7 @@ class OctreeFlesh {
   };
   std::vector<ContactAnchor> contact_anchors_;
   std::vector<EmbeddedSpring> springs_;
+  std::vector<std::uint8_t> touching_;  ///< per surface point: 1 when inside an obstacle (update_springs)
   /// A step's vectors (3 values per node), kept so that a time step allocates none of them.
   struct StepWork {
     std::vector<double> iterate;     ///< Newton's x

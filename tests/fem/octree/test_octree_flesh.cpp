@@ -59,7 +59,8 @@ std::vector<double> multiply(const linalg::SymmetricCscMatrix& a, std::span<cons
 }
 
 struct SmallBody {
-  BalancedOctree tree = sphere_octree(16);
+  explicit SmallBody(int cells = 16) : tree(sphere_octree(cells)) {}
+  BalancedOctree tree;
   OctreeMesh mesh = make_octree_mesh(tree, 0);
   OctreeElasticOperator op{mesh, std::vector<Lame>(static_cast<std::size_t>(mesh.element_count()), Lame{1e4, 4e4}),
                            lumped_masses(mesh, 1000.0), 2};
@@ -118,7 +119,11 @@ TEST(OctreeElasticOperator, PatchTestAffineFieldsGiveExactGradientsAndNoInterior
 }
 
 TEST(OctreeElasticOperator, MatrixFreeProductEqualsTheAssembledMatrixAndIsSymmetric) {
-  SmallBody body;
+  // Enough elements for two threads' blocks, so that the product goes through the ghost
+  // elements (§9, Algorithm 2) and is checked against the serial assembly.
+  SmallBody body(24);
+  ASSERT_EQ(body.op.blocks().block_count(), 2);
+  ASSERT_GT(body.op.blocks().ghost_share(), 0.0);
   std::vector<double> x = body.mesh.node_positions();
   for (double& value : x) value += 0.002 * std::sin(37.0 * value);
   body.op.linearize_at(x);
