@@ -88,6 +88,22 @@ if(CHOLSIM_BUILD_TESTS OR CHOLSIM_BUILD_BENCHMARKS)
   endif()
 endif()
 
+# hypre (Debian libhypre-dev) is the algebraic multigrid baseline of bench_octree (issue 24):
+# bench/ only. Debian builds it with MPI, so MPI (Open MPI, already a dependency of VTK's HDF5)
+# comes with it.
+if(CHOLSIM_BUILD_BENCHMARKS)
+  find_path(HYPRE_INCLUDE_DIR HYPRE.h PATH_SUFFIXES hypre)
+  find_library(HYPRE_LIBRARY HYPRE)
+  find_package(MPI COMPONENTS CXX)
+  if(NOT HYPRE_INCLUDE_DIR OR NOT HYPRE_LIBRARY OR NOT MPI_CXX_FOUND)
+    message(FATAL_ERROR "hypre and MPI not found: bench_octree compares against BoomerAMG. Install "
+      "libhypre-dev (scripts/install-deps.sh) or configure with -DCHOLSIM_BUILD_BENCHMARKS=OFF.")
+  endif()
+  add_library(cholsim_hypre INTERFACE IMPORTED GLOBAL)
+  target_include_directories(cholsim_hypre SYSTEM INTERFACE ${HYPRE_INCLUDE_DIR})
+  target_link_libraries(cholsim_hypre INTERFACE ${HYPRE_LIBRARY} MPI::MPI_CXX)
+endif()
+
 # cuSOLVER / cuBLAS for the GPU Schur system (factor/schur/schur_dense_backend_cusolver.cpp): host
 # library calls only, so the toolkit's libraries suffice (no CUDA language needed).
 set(CHOLSIM_HAVE_CUSOLVER OFF)

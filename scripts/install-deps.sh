@@ -16,6 +16,7 @@ packages=(
   nlohmann-json3-dev
   libsuitesparse-dev
   libmumps-seq-dev
+  libhypre-dev  # BoomerAMG: the algebraic multigrid baseline of bench_octree (bench/ only)
   coinor-libipopt-dev  # Ipopt: the QP reference of the tests (solvers/qp)
   tetgen
   clang libclang-rt-14-dev  # libFuzzer + ASan/UBSan runtimes for the reader fuzzers (tests/fuzz)

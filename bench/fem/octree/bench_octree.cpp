@@ -11,7 +11,8 @@
 //               on the coarsest level; damping 0.3 as §7, §10.4's 0.857 diverges here) and MGPCG with cholsim's Cholesky on
 //               the coarsest level: max-norm error (against the direct solution) vs time;
 //   direct      the same Newton system solved by MGPCG and by cholsim's supernodal Cholesky
-//               (and CHOLMOD): seconds per solve and memory vs unknowns, and the crossover.
+//               (and CHOLMOD): seconds per solve and memory vs unknowns, and the crossover;
+//               hypre's BoomerAMG-preconditioned CG on it too, the algebraic multigrid baseline.
 // Medians of --repeats runs. Markdown on stdout, progress on stderr, --json FILE.
 #include <algorithm>
 #include <chrono>
@@ -29,6 +30,7 @@
 #include "bench/bench_arguments.hpp"
 #include "bench/bench_statistics.hpp"
 #include "bench/cholmod_reference.hpp"
+#include "bench/hypre_reference.hpp"
 #include "fem/mesh/mesh_io.hpp"
 #include "fem/octree/octree_flesh.hpp"
 #include "fem/octree/octree_scene.hpp"
@@ -46,7 +48,9 @@ namespace bench = cholsim::bench;
 using Clock = std::chrono::steady_clock;
 
 constexpr const char* kUsage = R"(bench_octree — octree flesh vs uniform grid, MGPCG vs direct Cholesky (seed 001 §10, issue 24)
-  --experiment LIST  growth,threads,convergence,cube,direct (default all)
+  --experiment LIST  growth,threads,convergence,cube,direct (default all); direct solves one
+                     Newton system by MGPCG, our Cholesky, CHOLMOD and hypre's BoomerAMG-PCG
+                     (one thread: Debian's hypre has no OpenMP)
   --mesh FILE        closed surface, or a tet mesh's boundary (default
                      ../shared/data/meshes/libigl-tutorial-data/armadillo.obj)
   --cells LIST       finest cells across for growth/convergence/direct (default 64,128,256)
@@ -348,6 +352,7 @@ nlohmann::json run_convergence(const Arguments& arguments, const oct::OctreeScen
               "| cells | unknowns | levels | damping | iterations | MGPCG s | cycle factor (200 power cycles) | Ritz λmin, λmax of M⁻¹A | κ |\n"
               "|---|---|---|---|---|---|---|---|---|\n");
   nlohmann::json rows = nlohmann::json::array();
+  std::vector<std::string> amg_lines;
   for (const int cells : arguments.cells) {
     const oct::BalancedOctree tree = build_tree(scene.surface, cells, false, arguments.threads);
     std::unique_ptr<oct::OctreeFlesh> flesh = make_flesh(arguments, scene, tree, oct::OctreeLinearSolver::mgpcg, arguments.threads);
@@ -580,11 +585,52 @@ nlohmann::json run_cube(const Arguments& arguments) {
           {"shallow_direct_speedup", shallow_speedup}};
 }
 
+/// BoomerAMG-PCG on A x = b from x = 0, `repeats` times (setup and solve medians), checked
+/// against the direct solution: its own residual and its distance from x_Cholesky.
+nlohmann::json run_boomeramg(const cholsim::linalg::SymmetricCscMatrix& a, const std::vector<double>& b,
+                             const std::vector<double>& direct_solution, int repeats) {
+  std::vector<double> setup_times, solve_times;
+  cholsim::reference::BoomerAmgResult result;
+  std::vector<double> x(b.size());
+  for (int repeat = 0; repeat < repeats; ++repeat) {
+    std::fill(x.begin(), x.end(), 0.0);
+    result = cholsim::reference::boomeramg_pcg_solve(a, b, x);
+    setup_times.push_back(result.setup_seconds);
+    solve_times.push_back(result.solve_seconds);
+  }
+  std::vector<double> ax(b.size());
+  cholsim::linalg::symmetric_multiply(a, x, ax);
+  double residual = 0, b_norm = 0, difference = 0, solution_max = 0;
+  for (std::size_t i = 0; i < b.size(); ++i) {
+    residual += (b[i] - ax[i]) * (b[i] - ax[i]);
+    b_norm += b[i] * b[i];
+    difference = std::max(difference, std::abs(x[i] - direct_solution[i]));
+    solution_max = std::max(solution_max, std::abs(direct_solution[i]));
+  }
+  return {{"setup_seconds", bench::median(setup_times)}, {"solve_seconds", bench::median(solve_times)},
+          {"iterations", result.iterations}, {"levels", result.levels},
+          {"operator_complexity", result.operator_complexity}, {"hierarchy_bytes", result.hierarchy_bytes},
+          {"relative_residual", std::sqrt(residual / b_norm)}, {"relative_difference", difference / solution_max}};
+}
+
+std::string boomeramg_line(int cells, Index unknowns, double mg_seconds, int mg_iterations, double mg_bytes,
+                           const nlohmann::json& amg) {
+  char line[512];
+  const double setup = amg["setup_seconds"], solve = amg["solve_seconds"];
+  std::snprintf(line, sizeof line, "| %d | %d | %.3f | %d | %.1f | %.3f | %.3f | %.3f | %d | %d | %.2f | %.1f | %.1e | %.1e |\n",
+                cells, unknowns, mg_seconds, mg_iterations, mg_bytes / 1e6, setup, solve, setup + solve,
+                amg["iterations"].get<int>(), amg["levels"].get<int>(), amg["operator_complexity"].get<double>(),
+                amg["hierarchy_bytes"].get<double>() / 1e6, amg["relative_residual"].get<double>(),
+                amg["relative_difference"].get<double>());
+  return line;
+}
+
 nlohmann::json run_direct(const Arguments& arguments, const oct::OctreeScene& scene) {
   std::printf("\n## MGPCG vs direct Cholesky on the same Newton system\n\n"
               "| cells | unknowns | MGPCG s/solve | iterations | MGPCG memory (MB) | Cholesky analyse (s) | factor (s) | solve (s) | factor memory (MB) | CHOLMOD factor+solve (s) | CHOLMOD L (MB) |\n"
               "|---|---|---|---|---|---|---|---|---|---|---|\n");
   nlohmann::json rows = nlohmann::json::array();
+  std::vector<std::string> amg_lines;
   for (const int cells : arguments.cells) {
     const oct::BalancedOctree tree = build_tree(scene.surface, cells, false, arguments.threads);
     std::unique_ptr<oct::OctreeFlesh> flesh = make_flesh(arguments, scene, tree, oct::OctreeLinearSolver::mgpcg, arguments.threads);
@@ -609,13 +655,13 @@ nlohmann::json run_direct(const Arguments& arguments, const oct::OctreeScene& sc
     solvers::DirectCoarseSolver direct(a, arguments.threads);
     const double analyse_and_factor = seconds_since(start);
     std::vector<double> factor_times, solve_times;
+    std::vector<double> direct_solution(b.size());
     for (int repeat = 0; repeat < arguments.repeats; ++repeat) {
       start = Clock::now();
       direct.refactor(a);
       factor_times.push_back(seconds_since(start));
-      std::vector<double> x(b.size());
       start = Clock::now();
-      direct.solve(b, x);
+      direct.solve(b, direct_solution);
       solve_times.push_back(seconds_since(start));
     }
     const double factor = bench::median(factor_times);
@@ -642,12 +688,18 @@ nlohmann::json run_direct(const Arguments& arguments, const oct::OctreeScene& sc
                 bench::median(mg_times), iterations, mg_bytes / 1e6, analyse_and_factor - factor, factor,
                 bench::median(solve_times), static_cast<double>(direct.factor_bytes()) / 1e6, cholmod_seconds,
                 cholmod_bytes / 1e6);
+    const nlohmann::json amg = run_boomeramg(a, b, direct_solution, arguments.repeats);
+    amg_lines.push_back(boomeramg_line(cells, a.size(), bench::median(mg_times), iterations, mg_bytes, amg));
     rows.push_back({{"cells", cells}, {"unknowns", a.size()}, {"mgpcg_seconds", bench::median(mg_times)},
                     {"mgpcg_iterations", iterations}, {"mgpcg_bytes", mg_bytes},
                     {"cholesky_factor_seconds", factor}, {"cholesky_solve_seconds", bench::median(solve_times)},
                     {"cholesky_bytes", direct.factor_bytes()}, {"cholmod_seconds", cholmod_seconds},
-                    {"cholmod_bytes", cholmod_bytes}});
+                    {"cholmod_bytes", cholmod_bytes}, {"boomeramg", amg}});
   }
+  std::printf("\n## Algebraic multigrid (hypre BoomerAMG-PCG, one thread) on the same Newton system\n\n"
+              "| cells | unknowns | MGPCG s/solve | iterations | MGPCG memory (MB) | AMG setup (s) | AMG-PCG solve (s) | setup + solve (s) | iterations | levels | operator complexity | AMG memory (MB) | relative residual | max abs(x − x_Cholesky) / max abs(x_Cholesky) |\n"
+              "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+  for (const std::string& line : amg_lines) std::printf("%s", line.c_str());
   return rows;
 }
 
