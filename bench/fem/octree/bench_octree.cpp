@@ -54,8 +54,9 @@ constexpr const char* kUsage = R"(bench_octree — octree flesh vs uniform grid,
   --mesh FILE        closed surface, or a tet mesh's boundary (default
                      ../shared/data/meshes/libigl-tutorial-data/armadillo.obj)
   --cells LIST       finest cells across for growth/convergence/direct (default 64,128,256)
-  --uniform-max N    largest uniform grid simulated, in elements, counted as half the bounding
-                     box's cells before building (default 3000000; the armadillo fills 11 % of its box)
+  --uniform-max N    largest uniform grid simulated, in elements (default 3000000), counted before
+                     building it: the finest cells under the octree's inside leaves at the same
+                     resolution, which is the uniform grid's element count
   --frames N         frames timed per configuration (default 3, after one untimed; 0: build only,
                      for elements and memory at sizes too large to step here)
   --cube N           cube side in finest cells for the §10.4 test (default 64)
@@ -199,24 +200,37 @@ struct GrowthRow {
   double bytes = 0, seconds = 0, build_seconds = 0;
 };
 
+/// The finest cells covered by the tree's inside leaves: the element count of the uniform grid at
+/// the same resolution (every inside leaf refined to the finest level), known before building it.
+double finest_cells_inside(const oct::BalancedOctree& tree) {
+  double cells = 0.0;
+  for (std::size_t leaf = 0; leaf < tree.leaves.size(); ++leaf) {
+    if (tree.inside[leaf] != 0) cells += std::ldexp(1.0, 3 * tree.leaves[leaf].level);
+  }
+  return cells;
+}
+
 nlohmann::json run_growth(const Arguments& arguments, const oct::OctreeScene& scene) {
   std::vector<GrowthRow> rows;
   const std::array<double, 6> box = fem::bounding_box(scene.surface.positions);
   const double longest = std::max({box[3] - box[0], box[4] - box[1], box[5] - box[2]});
   for (const int cells : arguments.cells) {
+    double uniform_elements = 0.0;  // counted from the octree, built first
     for (const bool uniform : {false, true}) {
       GrowthRow row;
       row.cells = cells;
       row.uniform = uniform;
       const double h = longest / cells;
       row.box_elements = std::ceil((box[3] - box[0]) / h) * std::ceil((box[4] - box[1]) / h) * std::ceil((box[5] - box[2]) / h);
-      if (uniform && row.box_elements * 0.5 > arguments.uniform_max) {
-        progress("uniform grid at " + std::to_string(cells) + " cells skipped (--uniform-max)");
+      if (uniform && uniform_elements > arguments.uniform_max) {
+        progress("uniform grid at " + std::to_string(cells) + " cells (" + std::to_string(std::llround(uniform_elements)) +
+                 " elements) skipped (--uniform-max)");
         continue;
       }
       progress(std::string(uniform ? "uniform" : "octree") + " at " + std::to_string(cells) + " cells...");
       const Clock::time_point start = Clock::now();
       const oct::BalancedOctree tree = build_tree(scene.surface, cells, uniform, arguments.threads);
+      if (!uniform) uniform_elements = finest_cells_inside(tree);
       std::unique_ptr<oct::OctreeFlesh> flesh = make_flesh(arguments, scene, tree, oct::OctreeLinearSolver::mgpcg, arguments.threads);
       row.build_seconds = seconds_since(start);
       row.elements = flesh->mesh().element_count();
