@@ -37,7 +37,7 @@ using linalg::Vec3;
 void progress(const std::string& line) { std::cerr << "cholsim joints: " << line << std::endl; }
 
 /// The scenes by their --scene name; each is one branch of build_scene().
-const std::vector<std::string> scene_names{"chain", "klann", "redmax-1", "redmax0", "redmax27"};
+const std::vector<std::string> scene_names{"chain", "klann", "redmax-1", "redmax0", "redmax27", "redmax33"};
 
 struct JointsCommandOptions {
   std::string scene = "chain";
@@ -85,6 +85,8 @@ art::ArticulatedScene build_scene(const JointsCommandOptions& flags) {
     scene = art::make_redmax_scene(0);
   } else if (flags.scene == "redmax27") {
     scene = art::make_redmax_scene(27);
+  } else if (flags.scene == "redmax33") {
+    scene = art::make_redmax_scene(33);
   } else {
     throw BadInputError("unknown --scene '" + flags.scene + "'");
   }
@@ -617,12 +619,15 @@ void add_joints_command(CLI::App& app, CommandAction& action) {
       "of radius 0.5 cm whose axes are 45 degrees from gravity, mu = 0.6, released horizontal, 2 s in steps of\n"
       "0.01 s, stepped by BISP (Algorithm 3.2). --joint-radius 1 is Fig. 3.2's 2R: the chain stops sooner.\n"
       "Scenes: chain, klann (the six-legged Klann walker of Fig. 3.3: loop closures, driven cranks, floor\n"
-      "friction 0.8; --friction sets the joints' μ, 0 by default), redmax-1 (two links), redmax0 (five links, revolute and fixed joints) and redmax27 (two\n"
-      "links with frictional joints). A scene without joint friction (redmax-1, redmax0) stays frictionless\n"
+      "friction 0.8; --friction sets the joints' μ, 0 by default), redmax-1 (two links), redmax0 (five links, revolute and fixed joints), redmax27 (two\n"
+      "links with frictional joints) and redmax33 (a driven four-bar on a free base standing on four spheres,\n"
+      "friction 0.8 in the joints and on the floor). A scene without joint friction (redmax-1, redmax0) stays frictionless\n"
       "under every method unless --friction is given.\n"
       "--redmax-compatible steps BISP as REDMAX's MATLAB code does (a friction row per contact tangent, the joint\n"
       "reaction added in the final velocity update) and reproduces its regression energy: H = -137371.128 after\n"
-      "1 s of redmax27. Without it, one friction row per joint DOF and only the friction added.\n"
+      "1 s of redmax27; on redmax33 H = 19599.72 against REDMAX's 19598.86 (that scene's H depends on where each\n"
+      "step's iterations stop; docs/benchmarks.md). Without it, one friction row per joint DOF and only the\n"
+      "friction added.\n"
       "Methods: bisp (reduced coordinates), sp (staggered projections, Algorithm 3.1: free bodies in maximal\n"
       "coordinates), frictionless (REDMAX's linearly implicit step). Units: cm, g, s.\n"
       "Output in --out: bodies.pvd + bodies_NNNN.vtu (a hexahedron per link; cell data link, joint_friction),\n"
@@ -634,7 +639,7 @@ void add_joints_command(CLI::App& app, CommandAction& action) {
       "Exit codes: 0 ok, 2 bad input or unwritable output (no folder is made for bad input), 3 numerical failure\n"
       "(a step failed or the state is not finite). SIGINT/SIGTERM: the current step is finished, the .pvd files\n"
       "and summary.json are written, exit 130/143. At --max-output the run stops with a warning, exit 0.");
-  command->add_option("--scene", flags->scene, "chain, klann, redmax-1, redmax0 or redmax27")
+  command->add_option("--scene", flags->scene, "chain, klann, redmax-1, redmax0, redmax27 or redmax33")
       ->check(CLI::IsMember(joints_command::scene_names))
       ->capture_default_str();
   command->add_option("--method", flags->method, "bisp, sp (staggered projections) or frictionless")

@@ -44,9 +44,11 @@ JointSpec fixed_to(int parent) {
 }
 
 /// REDMAX scene 33, "External friction 4-bar linkage": a free bar carrying a Grashof four-bar
-/// (one loop closure) whose crank is driven at 2 rev/s, standing on three spheres on the floor,
+/// (one loop closure) whose crank is driven at 2 rev/s, standing on four spheres on the floor,
 /// friction 0.8 in the joints and on the floor, Baumgarte 0.1/h, h = 5e-3, 1 s. The links in
-/// REDMAX's depth-first order.
+/// REDMAX's traversal order, which is the order testRedMaxScenes.m adds them (its
+/// getTraversalOrder numbers the joints as it meets them, so the permutation it returns is the
+/// identity).
 ArticulatedScene redmax_four_bar_on_the_floor() {
   ArticulatedScene scene;
   scene.name = "redmax33: external friction, four-bar linkage";
@@ -78,15 +80,19 @@ ArticulatedScene redmax_four_bar_on_the_floor() {
   system.add_link(shaped(BodyShape::cuboid, {12.0, 0.5, 0.5},
                          {axis_angle_rotation(y, -std::atan2(z, x4)), {-0.5 * x4, 0.0, -0.5 * z}}),
                   revolute_on(2, {x, 0.0, z}));
+  const auto sphere_at = [](const Vec3& centre) {
+    return shaped(BodyShape::sphere, {2.0, 2.0, 2.0}, RigidTransform::translated(centre));
+  };
+  system.add_link(sphere_at({-5.0, 0.0, 0.0}), fixed_to(0));  // front
+  system.add_link(sphere_at({5.0, 0.0, 0.0}), fixed_to(0));   // back
   system.add_link(shaped(BodyShape::cylinder, {1.0, 1.0, 5.0}, RigidTransform::rotated(axis_angle_rotation({1, 0, 0}, pi / 2))),
                   fixed_to(2));
-  system.add_link(shaped(BodyShape::sphere, {2.0, 2.0, 2.0}, RigidTransform::translated({0.0, 2.5, 0.0})), fixed_to(4));
-  system.add_link(shaped(BodyShape::sphere, {2.0, 2.0, 2.0}, RigidTransform::translated({-5.0, 0.0, 0.0})), fixed_to(0));
-  system.add_link(shaped(BodyShape::sphere, {2.0, 2.0, 2.0}, RigidTransform::translated({5.0, 0.0, 0.0})), fixed_to(0));
+  system.add_link(sphere_at({0.0, 2.5, 0.0}), fixed_to(6));   // middle right, on the cylinder
+  system.add_link(sphere_at({0.0, -2.5, 0.0}), fixed_to(6));  // middle left
   ExternalConstraints& constraints = scene.constraints;
   constraints.loops.push_back({.body_a = 3, .body_b = 0, .point_a = {-6.0, 0.0, 0.0}, .point_b = {5.0, 0.0, 0.0},
                                .axis_a = y, .radius = 0.5, .height = 0.5});
-  for (int sphere : {6, 7, 5}) constraints.feet.push_back({sphere, {}, 1.0});
+  for (int sphere : {4, 5, 7, 8}) constraints.feet.push_back({sphere, {}, 1.0});
   constraints.drivers.push_back({1, -4.0 * pi});  // REDMAX's rhs −ġ with ġ = 2·2π
   constraints.floor_height = 0.0;
   constraints.floor_friction = 0.8;

@@ -222,13 +222,15 @@ int main(int argc, char** argv) {
       int id;
       double energy;
       art::JointMethod method;
+      double friction;  ///< REDMAX's scene.mu
     };
-    for (const Reference& ref : {Reference{-1, -3697.4545694454454861, art::JointMethod::frictionless},
-                                 Reference{0, -5930.8171118834870867, art::JointMethod::frictionless},
-                                 Reference{27, -137371.1285153437056579, art::JointMethod::bisp}}) {
+    for (const Reference& ref : {Reference{-1, -3697.4545694454454861, art::JointMethod::frictionless, 0.6},
+                                 Reference{0, -5930.8171118834870867, art::JointMethod::frictionless, 0.6},
+                                 Reference{27, -137371.1285153437056579, art::JointMethod::bisp, 0.6},
+                                 Reference{33, 19598.8605086512579874, art::JointMethod::bisp, 0.8}}) {
       art::ArticulatedScene scene = art::make_redmax_scene(ref.id);
       const auto steps = std::lround(scene.duration / scene.time_step);
-      art::JointSimulation simulation(std::move(scene), ref.method, {.friction = 0.6, .redmax_compatible = true});
+      art::JointSimulation simulation(std::move(scene), ref.method, {.friction = ref.friction, .redmax_compatible = true});
       for (long k = 0; k < steps; ++k) simulation.step();
       const art::Energies e = simulation.energies();
       const double h = e.kinetic + e.potential;
