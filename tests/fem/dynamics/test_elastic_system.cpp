@@ -258,6 +258,9 @@ TEST(DynamicsScenes, BarMatchesTheThesisCountsAndMovesItsEnd) {
   ASSERT_EQ(scene.system.prescribed.size(), 2u);
   EXPECT_EQ(scene.materials.size(), 2u);
   EXPECT_EQ(scene.integrator, solvers::IntegratorKind::quasistatic);
+  // Loaded by gravity: held by prescribed displacements alone, its equilibria would not depend
+  // on E, and §5.5.1's times do (Fig. 5.5a).
+  EXPECT_NEAR(scene.system.gravity.y, -9.81, 1e-12);
   const PrescribedMotion& driven = scene.system.prescribed[1];
   const Vec3 rest = node_position(scene.mesh.positions, driven.nodes.front());
   EXPECT_NEAR(linalg::norm(driven.position(rest, 0.0) - rest), 0.0, 1e-15);
