@@ -312,7 +312,7 @@ void add_dynamics_command(CLI::App& app, CommandAction& action) {
   command->footer(
       "Without arguments: the BAR of seed 002 Table 5.2 at half the thesis' resolution (22 x 7 x 7 cells, 6,468 tets;\n"
       "--resolution 1 = 44 x 14 x 14 cells, 10,125 nodes, 51,744 tets), quasistatic, h = 0.05 s, stable Neo-Hookean E = 2e4 Pa,\n"
-      "nu = 0.49, its free end compressed, stretched, bent and twisted over 5 s, solved by HYBRID-R.\n"
+      "nu = 0.49, under gravity, its far end compressed, stretched, bent and twisted over 5 s, solved by HYBRID-R.\n"
       "Scenes: bar, armadillo (feet on a shaken platform, BDF2), bunny (dropped on the floor, SDIRK2, self-contact),\n"
       "bodies (--bodies small balls dropped into a bowl, SDIRK2, body contact).\n"
       "Solvers: newton-d, newton-i, newton-l0, newton-l1, hybrid-l0, hybrid-l1, newton-r, hybrid-r.\n"
