@@ -69,16 +69,15 @@ inline void check(HYPRE_Int code, const char* what) {
   if (code != 0) throw std::runtime_error(std::string("hypre: ") + what + " failed (error " + std::to_string(code) + ")");
 }
 
-inline double csr_bytes(hypre_ParCSRMatrix* m) {
-  if (m == nullptr) return 0.0;
-  const double entries = static_cast<double>(hypre_CSRMatrixNumNonzeros(hypre_ParCSRMatrixDiag(m))) +
-                         static_cast<double>(hypre_CSRMatrixNumNonzeros(hypre_ParCSRMatrixOffd(m)));
-  return 12.0 * entries + 4.0 * (static_cast<double>(hypre_ParCSRMatrixGlobalNumRows(m)) + 1.0);
-}
-
 inline double nonzeros(hypre_ParCSRMatrix* m) {
   return static_cast<double>(hypre_CSRMatrixNumNonzeros(hypre_ParCSRMatrixDiag(m))) +
          static_cast<double>(hypre_CSRMatrixNumNonzeros(hypre_ParCSRMatrixOffd(m)));
+}
+
+/// A CSR matrix's storage: 8-byte values and 4-byte column indices, 4-byte row pointers.
+inline double csr_bytes(hypre_ParCSRMatrix* m) {
+  if (m == nullptr) return 0.0;
+  return 12.0 * nonzeros(m) + 4.0 * (static_cast<double>(hypre_ParCSRMatrixGlobalNumRows(m)) + 1.0);
 }
 
 /// Full rows (both triangles) of a symmetric matrix stored as its lower CSC, as hypre's IJ
