@@ -190,6 +190,8 @@ struct Stage {
   std::span<const double> velocity{};
   double length = 0.0;
   int iteration_limit = 0;
+  /// Start the Newton iteration at `start` instead of continuing its velocity (Baraff).
+  bool guess_at_start = false;
 };
 
 }  // namespace
@@ -235,9 +237,9 @@ NewtonStatistics TimeIntegrator::State::solve(const Stage& stage, std::span<doub
                                         .predicted = predicted,
                                         .base = base,
                                         .damping = stage.inertia && damped ? &damping : nullptr});
-  // Algorithm 5.5 line 5: the guess continues the stage's start velocity (quasistatic: it
-  // stays at x⁽ᵏ⁾); where that point is not admissible (E = +∞), the start itself is.
-  const double guess_length = stage.inertia ? stage.length : 0.0;
+  // Algorithm 5.5 line 5: the guess continues the stage's start velocity (quasistatic and
+  // Baraff: it stays at x⁽ᵏ⁾); where that point is not admissible (E = +∞), the start itself is.
+  const double guess_length = stage.inertia && !stage.guess_at_start ? stage.length : 0.0;
   linear_combination(solution, {{1.0, stage.start}, {guess_length, stage.velocity}});
   if (stage.inertia && !std::isfinite(problem.energy(solution))) {
     std::copy(stage.start.begin(), stage.start.end(), solution.begin());
@@ -258,14 +260,25 @@ void TimeIntegrator::State::quasistatic_step(IntegratorStepStatistics& stats) {
 }
 
 void TimeIntegrator::State::bdf1_step(IntegratorStepStatistics& stats) {
-  // App. C.2.1 (eq. C.2); Baraff (C.2.2) stops after one Newton iteration.
+  // App. C.2.1 (eq. C.2); Baraff (C.2.2) stops after one Newton iteration, from x⁽ᵏ⁾: that
+  // iteration's system is then Baraff–Witkin's, (M − hD − h²K⁽ᵏ⁾)Δv = h(f⁽ᵏ⁾ + hK⁽ᵏ⁾v⁽ᵏ⁾),
+  // linearized at the known state. From the predictor x⁽ᵏ⁾ + h·v⁽ᵏ⁾ instead it is linearized at
+  // a guess, which on the thesis' ARMADILLO (E = 1e7, ν = 0.49, h = 1e-2, full resolution)
+  // inverted 26 tets in the first step and flew apart at 500 m/s by the fifteenth
+  // (docs/benchmarks.md, issue 19, stop 53).
   const double h = time_step;
   damped = system.damping_matrix(x, v, damping);
   base = x;
   linear_combination(predicted, {{1.0, x}, {h, v}});
-  const int limit = kind == IntegratorKind::baraff ? 1 : 0;
-  stats.solves.push_back(
-      solve({.time = time + h, .a = h, .start = x, .velocity = v, .length = h, .iteration_limit = limit}, next_x));
+  const bool baraff = kind == IntegratorKind::baraff;
+  stats.solves.push_back(solve({.time = time + h,
+                                .a = h,
+                                .start = x,
+                                .velocity = v,
+                                .length = h,
+                                .iteration_limit = baraff ? 1 : 0,
+                                .guess_at_start = baraff},
+                               next_x));
   linear_combination(next_v, {{1.0 / h, next_x}, {-1.0 / h, base}});
 }
 

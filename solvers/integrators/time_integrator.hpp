@@ -2,7 +2,8 @@
 // Implicit time integrators of seed 002 app. C, each step one or two nonlinear solves by a
 // NewtonSolver (any of its methods):
 //  * quasistatic (C.2.3): f(x⁽ᵏ⁺¹⁾) = 0 at the boundary conditions of t⁽ᵏ⁺¹⁾, i.e. minimize V;
-//  * baraff (C.2.2): BDF1 with a single Newton iteration (linearly implicit, Baraff–Witkin);
+//  * baraff (C.2.2): BDF1 with a single Newton iteration from x⁽ᵏ⁾ (linearly implicit: exactly
+//    Baraff–Witkin's velocity update, the forces linearized at the known state);
 //  * bdf1 (C.2.1), bdf2 (C.2.4, started by one SDIRK2 step), sdirk2 (C.2.5, two solves).
 // Every solve is the minimization of an incremental potential
 //   E(x) = ½‖x − x̂‖²_M/a² + V(x) + ½·(x − x_b)ᵀ·D·(x − x_b)/a,   v⁽ᵏ⁺¹⁾ = (x − x_b)/a,
@@ -16,7 +17,7 @@
 //                   x̂ = x⁽ᵏ⁾ + (2α−1)h·v⁽ᵏ⁾ + 2(1−α)h·v⁽ᵏ⁺ᵅ⁾.
 // D is the system's damping matrix at the step's start state (frozen over the step, so E stays
 // a potential the line search can use). Quasistatic steps minimize V alone.
-// Each solve starts from x_s + Δt·v_s (quasistatic: x_s), x_s and v_s the state its stage starts
+// Each solve starts from x_s + Δt·v_s (quasistatic and Baraff: x_s), x_s and v_s the state its stage starts
 // from (x⁽ᵏ⁾, v⁽ᵏ⁾; SDIRK2's second stage: x⁽ᵏ⁺ᵅ⁾, v⁽ᵏ⁺ᵅ⁾) and Δt the time from there to the
 // solve's solution (h; SDIRK2: αh, then (1−α)h). The solver's StepContext is {x_s, v_s, Δt}, so an
 // extrapolated factor L̃ = L + Δt·L̇ predicts the factor at the solution, also when it is kept

@@ -297,6 +297,71 @@ TEST(TimeIntegrators, SolveCountsPerStep) {
   for (int k = 0; k < 3; ++k) EXPECT_EQ(baraff.step().solves.at(0).iterations, 1);
 }
 
+/// x of A·x = b for a small dense A (Gaussian elimination with partial pivoting), row-major.
+std::vector<double> dense_solve(std::vector<double> a, std::vector<double> b) {
+  const std::size_t n = b.size();
+  for (std::size_t k = 0; k < n; ++k) {
+    std::size_t pivot = k;
+    for (std::size_t i = k + 1; i < n; ++i) {
+      if (std::abs(a[i * n + k]) > std::abs(a[pivot * n + k])) pivot = i;
+    }
+    for (std::size_t j = 0; j < n; ++j) std::swap(a[k * n + j], a[pivot * n + j]);
+    std::swap(b[k], b[pivot]);
+    for (std::size_t i = k + 1; i < n; ++i) {
+      const double factor = a[i * n + k] / a[k * n + k];
+      for (std::size_t j = k; j < n; ++j) a[i * n + j] -= factor * a[k * n + j];
+      b[i] -= factor * b[k];
+    }
+  }
+  std::vector<double> x(n);
+  for (std::size_t k = n; k-- > 0;) {
+    double sum = b[k];
+    for (std::size_t j = k + 1; j < n; ++j) sum -= a[k * n + j] * x[j];
+    x[k] = sum / a[k * n + k];
+  }
+  return x;
+}
+
+TEST(TimeIntegrators, BaraffIsBaraffWitkinLinearizedAtTheKnownState) {
+  // Baraff–Witkin: (M + h²H)Δv = h(f − hHv) with H = ∇²V and f = −∇V at x⁽ᵏ⁾, then
+  // x⁽ᵏ⁺¹⁾ = x⁽ᵏ⁾ + h(v + Δv). The cubic springs make H depend on x, so a step linearized at
+  // the predictor x⁽ᵏ⁾ + h·v⁽ᵏ⁾ instead lands elsewhere (velocities off by 4e-3 here).
+  SpringChain chain(4, 1.0, 2.0);
+  NewtonSolver solver(NewtonMethod::newton_direct, tight_step_options());
+  const double h = 0.1;
+  const std::vector<double> x0{0.3, -0.2, 0.5, 0.1}, v0{1.0, -0.5, 0.3, 0.8};
+  TimeIntegrator baraff(chain, solver, IntegratorKind::baraff, h);
+  baraff.set_state(x0, v0);
+  ASSERT_EQ(baraff.step().solves.at(0).iterations, 1);
+
+  const std::size_t n = x0.size();
+  linalg::SymmetricCscMatrix hessian = chain.pattern();
+  chain.potential_hessian(x0, hessian);
+  std::vector<double> dense(n * n, 0.0);
+  for (std::size_t j = 0; j < n; ++j) {
+    for (Offset k = hessian.lower.col_ptr[j]; k < hessian.lower.col_ptr[j + 1]; ++k) {
+      const auto i = static_cast<std::size_t>(hessian.lower.row_idx[k]);
+      dense[i * n + j] = dense[j * n + i] = hessian.lower.values[k];
+    }
+  }
+  std::vector<double> gradient(n);
+  chain.potential_gradient(x0, gradient);
+  std::vector<double> system(n * n), rhs(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    double hessian_v = 0.0;
+    for (std::size_t j = 0; j < n; ++j) {
+      system[i * n + j] = h * h * dense[i * n + j] + (i == j ? chain.masses()[i] : 0.0);
+      hessian_v += dense[i * n + j] * v0[j];
+    }
+    rhs[i] = h * (-gradient[i] - h * hessian_v);
+  }
+  const std::vector<double> dv = dense_solve(system, rhs);
+  for (std::size_t i = 0; i < n; ++i) {
+    EXPECT_NEAR(baraff.velocities()[i], v0[i] + dv[i], 1e-12) << i;
+    EXPECT_NEAR(baraff.positions()[i], x0[i] + h * (v0[i] + dv[i]), 1e-13) << i;
+  }
+}
+
 TEST(TimeIntegrators, EveryNewtonMethodFollowsTheSameBdf2Trajectory) {
   const auto trajectory_end = [](NewtonMethod method) {
     SpringChain chain(20, 1.0, 3.0);
