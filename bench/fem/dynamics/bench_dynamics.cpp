@@ -46,6 +46,8 @@ progress on stderr.
   --steps N         steps per run (default: bar 100 = its whole 5 s; armadillo 50; bunny 100;
                     bodies 100)
   --refactor-tolerance T   for newton-r / hybrid-r (default 0.05)
+  --tolerance T     the Newton solves' relative tolerance on ‖∇E‖ (default 1e-6, thesis §5.5;
+                    the absolute one stays 1e-6)
   --direct-probe-every N   newton-r / hybrid-r try NEWTON-D's way every N solves and keep the
                     faster (solvers::NewtonOptions::direct_probe_every; default 8, 0: never)
   --threads T       threads (default 2)
@@ -59,6 +61,7 @@ struct Arguments {
   double resolution = 1.0;
   int steps = 0;
   double refactor_tolerance = 0.05;
+  double relative_tolerance = solvers::NewtonOptions{}.relative_tolerance;
   int direct_probe_every = solvers::NewtonOptions{}.direct_probe_every;
   int threads = 2;
 };
@@ -79,6 +82,8 @@ Arguments parse(int argc, char** argv) {
       arguments.steps = bench::parse_positive(flag, cursor.value());
     } else if (flag == "--refactor-tolerance") {
       arguments.refactor_tolerance = bench::parse_number(flag, cursor.value());
+    } else if (flag == "--tolerance") {
+      arguments.relative_tolerance = bench::parse_number(flag, cursor.value());
     } else if (flag == "--direct-probe-every") {
       arguments.direct_probe_every = static_cast<int>(bench::parse_number(flag, cursor.value()));
     } else if (flag == "--threads") {
@@ -148,6 +153,7 @@ RunResult run(const fem::DynamicsScene& scene, const std::string& solver_name, i
   solvers::NewtonOptions options;
   options.threads = arguments.threads;
   options.refactor_tolerance = arguments.refactor_tolerance;
+  options.relative_tolerance = arguments.relative_tolerance;
   options.direct_probe_every = arguments.direct_probe_every;
   options.dofs_per_node = 3;
   // Thesis §5.5.2.3: with the Baraff integrator the frozen / extrapolated factors were kept
