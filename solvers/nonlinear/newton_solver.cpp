@@ -5,6 +5,7 @@
 #include <cctype>
 #include <chrono>
 #include <cmath>
+#include <limits>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -51,6 +52,58 @@ class StopWatch {
  private:
   double& total_;
   Clock::time_point start_;
+};
+
+/// HYBRID-R's refresh rule (seed 000 §4.4's idea of updating only where it pays), from costs
+/// and rates measured in the run itself: bringing the factor up to date pays when the refresh
+/// plus the quasi-Newton iterations a just-refreshed factor needs cost less than the iterations
+/// the current factor needs at its present rate. Rates are ‖∇E‖ reductions per iteration,
+/// averaged as logarithms; the averages halve the weight of older samples, as the motion's
+/// phases change them.
+class RefreshCosts {
+ public:
+  /// A quasi-Newton iteration took `seconds` and multiplied ‖∇E‖ by `reduction`.
+  void record_iteration(double seconds, double reduction) {
+    iteration_seconds_ = halving_average(iteration_seconds_, seconds);
+    const double log_rate = std::log(std::max(reduction, std::numeric_limits<double>::min()));
+    ++since_refresh_;
+    current_log_rate_ = since_refresh_ == 1 ? log_rate : 0.5 * (current_log_rate_ + log_rate);
+    if (since_refresh_ <= kFreshIterations) {
+      fresh_log_rate_ = fresh_measured_ ? 0.5 * (fresh_log_rate_ + log_rate) : log_rate;
+      fresh_measured_ = true;
+    }
+  }
+  /// The factor was brought up to date in `seconds`.
+  void record_refresh(double seconds) {
+    refresh_seconds_ = halving_average(refresh_seconds_, seconds);
+    since_refresh_ = 0;
+  }
+  [[nodiscard]] int iterations_since_refresh() const { return since_refresh_; }
+  /// Whether refreshing now is predicted to reach ‖∇E‖ ≤ tolerance sooner, ‖∇E‖ being
+  /// `gradient_over_tolerance` times the tolerance. True until every cost has been measured.
+  [[nodiscard]] bool refresh_pays(double gradient_over_tolerance) const {
+    if (iteration_seconds_ == 0.0 || refresh_seconds_ == 0.0 || !fresh_measured_) return true;
+    if (current_log_rate_ >= 0.0) return true;           // the current factor makes no progress
+    if (fresh_log_rate_ >= current_log_rate_) return false;  // a fresh one would be no faster
+    // Orders of e still to go (capped: a zero tolerance would make them infinite).
+    const double remaining = std::min(std::log(gradient_over_tolerance), 50.0);
+    const double keep = remaining / -current_log_rate_ * iteration_seconds_;
+    const double refresh = refresh_seconds_ + remaining / -fresh_log_rate_ * iteration_seconds_;
+    return refresh < keep;
+  }
+
+ private:
+  /// The iterations after a refresh whose rates stand for a fresh factor's.
+  static constexpr int kFreshIterations = 2;
+  static double halving_average(double average, double sample) {
+    return average == 0.0 ? sample : 0.5 * (average + sample);
+  }
+  double iteration_seconds_ = 0.0;
+  double refresh_seconds_ = 0.0;
+  double current_log_rate_ = 0.0;
+  double fresh_log_rate_ = 0.0;
+  bool fresh_measured_ = false;
+  int since_refresh_ = 0;
 };
 
 enum class Phase { quasi_newton, newton };
@@ -162,6 +215,10 @@ struct NewtonSolver::State {
   void choose_solve_way();
   void record_solve_time(double seconds);
 
+  // HYBRID-R's refresh rule: what a refresh and a quasi-Newton iteration cost, and the ‖∇E‖
+  // reductions a just-refreshed and the current factor give, as measured in this run.
+  RefreshCosts refresh_costs;
+
   linalg::SymmetricCscMatrix hessian, hessian_rate;
   std::vector<double> gradient, negative_gradient, direction, trial, trial_gradient, zero_velocity;
   double energy = 0.0;
@@ -199,8 +256,9 @@ struct NewtonSolver::State {
   void record_factored_values(std::span<const char> recomputed);
 
   void iterate(NonlinearProblem& problem, std::span<double> x, int iteration_limit, NewtonStatistics& stats);
-  bool refresh_when_slow(Phase phase, double previous_norm, NonlinearProblem& problem, std::span<const double> x,
-                         NewtonStatistics& stats);
+  bool refresh_when_slow(Phase phase, double previous_norm, double tolerance, NonlinearProblem& problem,
+                         std::span<const double> x, NewtonStatistics& stats);
+  [[nodiscard]] bool quasi_newton_limit_reached(const NewtonStatistics& stats) const;
   bool compute_direction(Phase phase, NonlinearProblem& problem, std::span<const double> x, NewtonStatistics& stats);
   bool factor_direction(NewtonStatistics& stats);
   bool factor_pcg_direction(NewtonStatistics& stats);
@@ -403,9 +461,16 @@ bool NewtonSolver::State::factorize_hessian(bool retain_update_blocks, const cha
 
 bool NewtonSolver::State::refresh_refactored_factor(NonlinearProblem& problem, std::span<const double> x,
                                                     NewtonStatistics& stats) {
-  if (const std::optional<bool> refreshed = refresh_by_blocks(problem, x, stats)) return *refreshed;
-  assemble_hessian(problem, x, stats);
-  return refresh_by_columns(stats);
+  const auto start = Clock::now();
+  bool refreshed = false;
+  if (const std::optional<bool> by_blocks = refresh_by_blocks(problem, x, stats)) {
+    refreshed = *by_blocks;
+  } else {
+    assemble_hessian(problem, x, stats);
+    refreshed = refresh_by_columns(stats);
+  }
+  refresh_costs.record_refresh(std::chrono::duration<double>(Clock::now() - start).count());
+  return refreshed;
 }
 
 // The block route (seed 000 §4.3–4.4): the problem says which element blocks moved beyond the
@@ -524,15 +589,25 @@ void NewtonSolver::State::iterate(NonlinearProblem& problem, std::span<double> x
   bool factor_is_current = method == NewtonMethod::hybrid_refactored && !solve_directly;
   // An iteration is one direction and its line search, whether or not the search succeeds.
   while (stats.final_gradient_norm > tolerance && stats.iterations < iteration_limit) {
-    if (phase == Phase::quasi_newton && stats.quasi_newton_iterations >= options.quasi_newton_iterations) {
-      switch_to_newton();
+    if (phase == Phase::quasi_newton && quasi_newton_limit_reached(stats)) {
+      // HYBRID-R refreshes instead: its rule below decides when quasi-Newton is too slow.
+      if (method != NewtonMethod::hybrid_refactored) {
+        switch_to_newton();
+      } else if (!refresh_refactored_factor(problem, x, stats)) {
+        break;
+      }
     }
+    const auto iteration_start = Clock::now();
     if (!compute_direction(phase, problem, x, stats)) break;
     ++stats.iterations;
     ++(phase == Phase::quasi_newton ? stats.quasi_newton_iterations : stats.newton_iterations);
     const double previous_norm = stats.final_gradient_norm;
     if (line_search(problem, x, stats)) {
-      factor_is_current = refresh_when_slow(phase, previous_norm, problem, x, stats);
+      if (phase == Phase::quasi_newton) {
+        refresh_costs.record_iteration(std::chrono::duration<double>(Clock::now() - iteration_start).count(),
+                                       stats.final_gradient_norm / previous_norm);
+      }
+      factor_is_current = refresh_when_slow(phase, previous_norm, tolerance, problem, x, stats);
       // Slow although no block had moved beyond the tolerance: the factor is as current as it
       // gets, so quasi-Newton cannot do better; Newton-PCG corrects what the tolerance leaves.
       if (factor_is_current && changed_columns.empty()) switch_to_newton();
@@ -557,14 +632,27 @@ void NewtonSolver::State::iterate(NonlinearProblem& problem, std::span<double> x
 }
 
 // HYBRID-R's quasi-Newton phase: when an iteration reduced ‖∇E‖ by less than refresh_ratio,
-// the factor has gone stale for this solve, and bringing it to the current iterate costs only
-// the blocks that moved (seed 000 §4.4's "update where the error is") — instead of carrying on
-// with slow linear convergence or handing over to Newton-PCG. Returns whether it refreshed.
-bool NewtonSolver::State::refresh_when_slow(Phase phase, double previous_norm, NonlinearProblem& problem,
-                                            std::span<const double> x, NewtonStatistics& stats) {
+// the factor may have gone stale for this solve, and bringing it to the current iterate costs
+// only the blocks that moved (seed 000 §4.4's "update where the error is") — instead of
+// carrying on with slow linear convergence or handing over to Newton-PCG. It refreshes only
+// where that is predicted to pay (RefreshCosts::refresh_pays): on the BAR's twist even a fresh
+// factor of the definiteness-fixed Hessian converges at ≈ 0.7 an iteration, and refreshing
+// after every such iteration made HYBRID-R a Newton method at 0.8 of a factorization an
+// iteration (docs/benchmarks.md, issue 19, stop 53). Returns whether it refreshed.
+bool NewtonSolver::State::refresh_when_slow(Phase phase, double previous_norm, double tolerance,
+                                            NonlinearProblem& problem, std::span<const double> x,
+                                            NewtonStatistics& stats) {
   if (method != NewtonMethod::hybrid_refactored || phase != Phase::quasi_newton) return false;
   if (stats.final_gradient_norm <= options.refresh_ratio * previous_norm) return false;
+  if (!refresh_costs.refresh_pays(stats.final_gradient_norm / tolerance)) return false;
   return refresh_refactored_factor(problem, x, stats);
+}
+
+bool NewtonSolver::State::quasi_newton_limit_reached(const NewtonStatistics& stats) const {
+  if (method == NewtonMethod::hybrid_refactored) {
+    return refresh_costs.iterations_since_refresh() >= options.quasi_newton_iterations;
+  }
+  return stats.quasi_newton_iterations >= options.quasi_newton_iterations;
 }
 
 bool NewtonSolver::State::compute_direction(Phase phase, NonlinearProblem& problem, std::span<const double> x,
