@@ -355,11 +355,12 @@ void add_dynamics_command(CLI::App& app, CommandAction& action) {
       ->capture_default_str();
   command->add_option("--refresh-ratio", flags->refresh_ratio,
                       "hybrid-r: refactorize (incrementally) when a quasi-Newton iteration reduces the gradient by "
-                      "less than this factor")
+                      "less than this factor and the measured costs say a fresh factor gets there sooner")
       ->check(CLI::Range(0.0, 1.0))
       ->capture_default_str();
   command->add_option("--quasi-newton-iterations", flags->quasi_newton_iterations,
-                      "Hybrid solvers: quasi-Newton iterations before switching to Newton")
+                      "Hybrid solvers: quasi-Newton iterations before switching to Newton (hybrid-r: with one "
+                      "factor, before refreshing it)")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
   command->add_option("--out", flags->out, "Output folder")->capture_default_str();

@@ -27,9 +27,12 @@
 //                                   ∇²E preconditioned by it. Tolerance 0 is NEWTON-D.
 //  * hybrid_refactored   HYBRID-R ★: the factor brought up to date the same way at the
 //                                   solve's start, quasi-Newton with it, refreshed again (at
-//                                   the cost of the blocks that moved) whenever an iteration
-//                                   reduces ‖∇E‖ by less than `refresh_ratio`, and NEWTON-R
-//                                   after `quasi_newton_iterations`.
+//                                   the cost of the blocks that moved) when an iteration
+//                                   reduces ‖∇E‖ by less than `refresh_ratio` and the run's
+//                                   measured costs say a fresh factor gets to the tolerance
+//                                   sooner (refresh_costs.hpp), or after
+//                                   `quasi_newton_iterations` with one factor; NEWTON-R once a
+//                                   current factor is still slow.
 //
 // Convergence (thesis §5.5): ‖∇E(x)‖₂ ≤ max(absolute_tolerance, relative_tolerance·‖∇E(x₀)‖₂)
 // with x₀ the initial guess. Every direction goes through an Armijo backtracking line search
@@ -74,7 +77,9 @@ struct NewtonOptions {
   /// Nonlinear iterations per solve, both phases together; reaching it returns
   /// converged = false (never throws).
   int max_iterations = 200;
-  int quasi_newton_iterations = 40;  ///< hybrid methods: switch to Newton after this many
+  /// Hybrid methods: switch to Newton after this many quasi-Newton iterations (HYBRID-R: after
+  /// this many with one factor it refreshes the factor instead).
+  int quasi_newton_iterations = 40;
   int line_search_halvings = 30;
   double armijo_constant = 1e-4;
   /// Frozen and extrapolated factors: refactor (and recompute L̇) every this many solve()
@@ -84,8 +89,9 @@ struct NewtonOptions {
   /// refactor_tolerance·√(A_ii·A_jj) of the values last factored (0: any change).
   double refactor_tolerance = 0.05;
   /// HYBRID-R: a quasi-Newton iteration that reduces ‖∇E‖ by less than this factor brings the
-  /// factor up to date at the new iterate (only the blocks that moved are refactorized); a
-  /// failed quasi-Newton line search does the same once before handing over to Newton.
+  /// factor up to date at the new iterate (only the blocks that moved are refactorized) where
+  /// that is predicted to pay (RefreshCosts); a failed quasi-Newton line search does the same
+  /// once before handing over to Newton.
   double refresh_ratio = 0.5;
   /// NEWTON-R / HYBRID-R fall back to NEWTON-D where it is faster: every
   /// `direct_probe_every`-th solve() runs the other way than the preferred one, and the
