@@ -67,7 +67,9 @@ constexpr const char* kUsage = R"(bench_octree — octree flesh vs uniform grid,
   --chebyshev L      Chebyshev smoothing of degree --sweeps instead of damped sweeps, over
                      [L·λ, 1.1·λ] of each level's B⁻¹A (λ its largest eigenvalue; e.g. 0.1)
   --cycle v|w|k      the cycle's shape: v (§7's V-cycle: default, as the flesh's), k (K-cycle),
-                     w (W-cycle); the §10.4 cube runs the V-cycle and adds K-cycle rows
+                     w (W-cycle); the §10.4 cube runs the V-cycle and adds K-cycle rows, and its
+                     row with the coarsening stopped at --coarsest-nodes smooths as --sweeps and
+                     --chebyshev say (the other cube rows: §10.4's one damped sweep)
   --coarsest-nodes N stop coarsening at this many nodes (default 3000; the coarsest level is
                      factored by cholsim's Cholesky every Newton step)
   --threads N        threads (default 2)
@@ -478,7 +480,10 @@ nlohmann::json run_cube(const Arguments& arguments) {
   std::vector<oct::EmbeddedSpring> springs;
   const double k_hold = 1e3 * 1e5 * h;
   for (std::size_t p = 0; p < held.size(); ++p) springs.push_back({static_cast<Index>(p), k_hold * Mat3::identity(), held[p]});
-  const auto make_hierarchy = [&](bool direct_coarsest, solvers::VCycleOptions::Shape shape, Index coarsest_nodes = 1) {
+  // `own_smoothing`: --sweeps and --chebyshev as given (cholsim's own choices); otherwise §10.4's
+  // one damped sweep each side.
+  const auto make_hierarchy = [&](bool direct_coarsest, solvers::VCycleOptions::Shape shape, Index coarsest_nodes = 1,
+                                  bool own_smoothing = false) {
     oct::OctreeLevelsOptions options;
     options.max_levels = 7;
     options.coarsest_nodes = coarsest_nodes;
@@ -486,6 +491,11 @@ nlohmann::json run_cube(const Arguments& arguments) {
     options.cycle.damping = arguments.cube_damping;
     options.cycle.coarse_jacobi_sweeps = 16;
     options.cycle.shape = shape;
+    if (own_smoothing) {
+      options.cycle.pre_sweeps = options.cycle.post_sweeps = arguments.sweeps;
+      options.cycle.chebyshev = arguments.chebyshev_lower > 0.0;
+      if (options.cycle.chebyshev) options.cycle.chebyshev_lower = arguments.chebyshev_lower;
+    }
     options.threads = arguments.threads;
     auto hierarchy = std::make_unique<oct::OctreeHierarchy>(tree, lame, 1000.0, options);
     hierarchy->embed_points(held);
@@ -496,7 +506,8 @@ nlohmann::json run_cube(const Arguments& arguments) {
   std::unique_ptr<oct::OctreeHierarchy> direct = make_hierarchy(true, solvers::VCycleOptions::Shape::v);
   std::unique_ptr<oct::OctreeHierarchy> krylov = make_hierarchy(true, solvers::VCycleOptions::Shape::k);
   // What a direct coarsest level allows: stopping the coarsening early, where sweeps would not do.
-  std::unique_ptr<oct::OctreeHierarchy> shallow = make_hierarchy(true, solvers::VCycleOptions::Shape::v, arguments.coarsest_nodes);
+  std::unique_ptr<oct::OctreeHierarchy> shallow =
+      make_hierarchy(true, solvers::VCycleOptions::Shape::v, arguments.coarsest_nodes, true);
   const oct::OctreeMesh& mesh = sweeps->mesh(0);
   // Every node displaced at random by up to 100/256 of the side (the paper's ±100 on 256).
   std::vector<double> x(static_cast<std::size_t>(3 * mesh.node_count()));
@@ -553,8 +564,12 @@ nlohmann::json run_cube(const Arguments& arguments) {
       if (!observe(k)) return;
     }
   });
+  const std::string smoothing = arguments.chebyshev_lower > 0.0
+                                    ? "Chebyshev of degree " + std::to_string(arguments.sweeps)
+                                    : std::to_string(arguments.sweeps) + " damped sweep(s)";
   const std::string shallow_name = "MGPCG (Cholesky on a coarsest level of ≤ " + std::to_string(arguments.coarsest_nodes) +
-                                   " nodes: " + std::to_string(shallow->level_count()) + " levels)";
+                                   " nodes: " + std::to_string(shallow->level_count()) + " levels; " + smoothing +
+                                   " each side)";
   for (oct::OctreeHierarchy* hierarchy : {sweeps.get(), direct.get(), krylov.get(), shallow.get()}) {
     const std::string name = hierarchy == sweeps.get()   ? "MGPCG (16 Jacobi sweeps on the coarsest)"
                              : hierarchy == direct.get() ? "MGPCG (Cholesky on the coarsest)"
