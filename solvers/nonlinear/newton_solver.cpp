@@ -271,7 +271,7 @@ void NewtonSolver::State::record_solve_time(double seconds) {
   // Judged against the way preferred before this solve's time is averaged in.
   const bool preferred_direct = prefers_direct();
   double& average = solve_directly ? direct_solve_seconds : refactored_solve_seconds;
-  average = average == 0.0 ? seconds : 0.5 * (average + seconds);
+  average = halving_average(average, seconds);
   if (!probing || direct_solve_seconds == 0.0 || refactored_solve_seconds == 0.0) return;
   const double preferred = preferred_direct ? direct_solve_seconds : refactored_solve_seconds;
   const double other = preferred_direct ? refactored_solve_seconds : direct_solve_seconds;
@@ -543,6 +543,8 @@ void NewtonSolver::State::iterate(NonlinearProblem& problem, std::span<double> x
         switch_to_newton();
       } else if (!refresh_refactored_factor(problem, x, stats)) {
         break;
+      } else {
+        factor_is_current = true;
       }
     }
     const auto iteration_start = Clock::now();

@@ -6,6 +6,12 @@
 
 namespace cholsim::solvers {
 
+/// A running average that halves the weight of older samples (0: none yet): timings drift with
+/// a simulation's motion, and the last few tell it.
+inline double halving_average(double average, double sample) {
+  return average == 0.0 ? sample : 0.5 * (average + sample);
+}
+
 /// HYBRID-R's refresh rule (seed 000 §4.4's idea of updating only where it pays), from costs
 /// and rates measured in the run itself: bringing the factor up to date pays when the refresh
 /// plus the quasi-Newton iterations a just-refreshed factor needs cost less than the iterations
@@ -47,9 +53,6 @@ class RefreshCosts {
  private:
   /// The iterations after a refresh whose rates stand for a fresh factor's.
   static constexpr int kFreshIterations = 2;
-  static double halving_average(double average, double sample) {
-    return average == 0.0 ? sample : 0.5 * (average + sample);
-  }
   double iteration_seconds_ = 0.0;
   double refresh_seconds_ = 0.0;
   double current_log_rate_ = 0.0;
