@@ -35,7 +35,8 @@ std::string run_end_help() {
          "elements inverted (det F <= 0); the iterative solver not converged; a node farther from rest than\n"
          "free fall plus " +
          printf_string("%g", defaults.runaway_model_sizes) +
-         " L; kinetic + gravitational energy grown by more than lifting the body " +
+         " L, or faster than free fall plus a fall through that distance; kinetic + gravitational\n"
+         "energy grown by more than lifting the body " +
          printf_string("%g", defaults.energy_gain_model_sizes) +
          " L;\n"
          "a node deeper than " +

@@ -70,6 +70,7 @@ const char* health_issue_key(HealthIssue issue) {
     case HealthIssue::inverted_elements: return "inverted_elements";
     case HealthIssue::solver_not_converged: return "solver_not_converged";
     case HealthIssue::runaway_displacement: return "runaway_displacement";
+    case HealthIssue::runaway_speed: return "runaway_speed";
     case HealthIssue::energy_growth: return "energy_growth";
     case HealthIssue::obstacle_penetration: return "obstacle_penetration";
   }
@@ -87,6 +88,9 @@ std::string HealthFinding::description() const {
       return "the iterative solver stopped before reaching its tolerance" + when;
     case HealthIssue::runaway_displacement:
       return "a node moved " + figure + " m from rest" + when + "; free fall plus the deformation allowance is " + limit + " m";
+    case HealthIssue::runaway_speed:
+      return "a node moves at " + figure + " m/s" + when + "; free fall plus the allowance's fall speed is " + limit +
+             " m/s";
     case HealthIssue::energy_growth:
       return "kinetic + gravitational energy grew by " + figure + " J" + when + "; more than " + limit +
              " J cannot come from the scene";
@@ -155,6 +159,11 @@ std::vector<HealthIssue> SimulationHealth::check(const HealthFrame& frame) {
   const double free_fall = 0.5 * norm(gravity_) * frame.time * frame.time + initial_speed_ * frame.time;
   check_one(HealthIssue::runaway_displacement, largest_displacement(frame.positions, body_->rest.positions),
             free_fall + thresholds_.runaway_model_sizes * model_size_);
+  const double g = norm(gravity_);
+  if (g > 0.0) {
+    check_one(HealthIssue::runaway_speed, largest_node_norm(frame.velocities),
+              initial_speed_ + g * frame.time + std::sqrt(2.0 * g * thresholds_.runaway_model_sizes * model_size_));
+  }
   if (energy_scale_ > 0.0) {
     check_one(HealthIssue::energy_growth, mechanical_energy(frame.positions, frame.velocities) - initial_energy_,
               energy_scale_);

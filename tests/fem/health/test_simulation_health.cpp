@@ -101,6 +101,25 @@ TEST(SimulationHealth, BodyFlungFarUpIsRunawayAndGainsEnergy) {
   EXPECT_TRUE(near_limits.check({1, 0.0, scene.moved(Vec3{0.0, 9 * health.model_size(), 0.0}), scene.at_rest}).empty());
 }
 
+TEST(SimulationHealth, NodeFasterThanAFallThroughTheAllowanceIsRunawaySpeed) {
+  const Scene scene;
+  SimulationHealth health = scene.monitor();
+  // At t = 0.1 s: g·t plus √(2·g·100 L), L = 0.49 m — about 32 m/s.
+  const double limit = 9.81 * 0.1 + std::sqrt(2.0 * 9.81 * 100.0 * health.model_size());
+  std::vector<double> velocities = scene.at_rest;
+  velocities[4] = 0.9 * limit;  // one node, sideways: fast, but a fall could explain it
+  EXPECT_TRUE(health.check({1, 0.1, scene.body.rest.positions, velocities}).empty());
+  velocities[4] = 41.0;  // the blown-up Baraff armadillo's speed at 0.1 s (issue 19, stop 53)
+  EXPECT_EQ(health.check({2, 0.1, scene.body.rest.positions, velocities}),
+            std::vector<HealthIssue>{HealthIssue::runaway_speed});
+  const HealthFinding& finding = health.finding(HealthIssue::runaway_speed);
+  EXPECT_NEAR(finding.threshold, limit, 1e-9 * limit);
+  EXPECT_NE(finding.description().find("a node moves at 41 m/s in frame 2"), std::string::npos);
+  // Without gravity there is no speed scale: not checked.
+  SimulationHealth weightless(scene.body, Vec3{0.0, 0.0, 0.0}, {}, scene.at_rest);
+  EXPECT_TRUE(weightless.check({1, 0.1, scene.body.rest.positions, velocities}).empty());
+}
+
 TEST(SimulationHealth, BodyThroughTheGroundIsPenetration) {
   const Scene scene;
   SimulationHealth health = scene.monitor();
