@@ -156,10 +156,10 @@ std::vector<HealthIssue> SimulationHealth::check(const HealthFrame& frame) {
   check_one(HealthIssue::inverted_elements, count_inverted(*body_, frame.positions),
             thresholds_.inverted_fraction * static_cast<double>(body_->element_count()));
   check_one(HealthIssue::solver_not_converged, frame.solver_converged ? 0.0 : 1.0, 0.0);
-  const double free_fall = 0.5 * norm(gravity_) * frame.time * frame.time + initial_speed_ * frame.time;
+  const double g = norm(gravity_);
+  const double free_fall = 0.5 * g * frame.time * frame.time + initial_speed_ * frame.time;
   check_one(HealthIssue::runaway_displacement, largest_displacement(frame.positions, body_->rest.positions),
             free_fall + thresholds_.runaway_model_sizes * model_size_);
-  const double g = norm(gravity_);
   if (g > 0.0) {
     check_one(HealthIssue::runaway_speed, largest_node_norm(frame.velocities),
               initial_speed_ + g * frame.time + std::sqrt(2.0 * g * thresholds_.runaway_model_sizes * model_size_));
