@@ -131,18 +131,18 @@ struct RunTotals {
   Index released = 0;
   Index late_contacts = 0;
   int late_contact_steps = 0;
-  int active_set_solves = 0, interior_point_solves = 0;
+  int active_set_solves = 0, interior_point_solves = 0, augmented_lagrangian_solves = 0;
 
   RunTotals() {
     csv << "step,time,faces,vertices,eol_vertices,conformal_vertices,equalities,inequalities,active,schur_size,"
-           "qp_iterations,active_set_solves,interior_point_solves,qp_status,collision_ms,remesh_ms,fill_ms,qp_ms,total_ms,kinetic_energy,min_gap\n";
+           "qp_iterations,active_set_solves,interior_point_solves,augmented_lagrangian_solves,qp_status,collision_ms,remesh_ms,fill_ms,qp_ms,total_ms,kinetic_energy,min_gap\n";
   }
   void add(const cloth::ClothStepStats& s, double time) {
     ++steps;
     csv << steps << ',' << time << ',' << s.faces << ',' << s.vertices << ',' << s.eol_vertices << ','
         << s.conformal_vertices << ',' << s.equality_rows << ',' << s.inequality_rows << ',' << s.active_rows << ','
         << s.schur_size << ',' << s.qp_iterations << ',' << s.active_set_solves << ','
-        << s.interior_point_solves << ',' << s.qp_status << ',' << 1e3 * s.collision_seconds << ','
+        << s.interior_point_solves << ',' << s.augmented_lagrangian_solves << ',' << s.qp_status << ',' << 1e3 * s.collision_seconds << ','
         << 1e3 * s.remesh_seconds << ',' << 1e3 * s.fill_seconds << ',' << 1e3 * s.qp_seconds << ','
         << 1e3 * s.total_seconds << ',' << s.kinetic_energy << ',' << s.min_gap << '\n';
     sum.collision_seconds += s.collision_seconds;
@@ -161,6 +161,7 @@ struct RunTotals {
     late_contact_steps += s.late_contacts > 0 ? 1 : 0;
     active_set_solves += s.active_set_solves;
     interior_point_solves += s.interior_point_solves;
+    augmented_lagrangian_solves += s.augmented_lagrangian_solves;
   }
 };
 
@@ -209,6 +210,8 @@ void add_report(Report& report, const cloth::ClothScene& scene, const ClothComma
   report.add_count("max_schur_size", "largest Schur complement (constrained DOFs)", totals.max_schur);
   report.add_count("active_set_solves", "QPs solved by the active set method", totals.active_set_solves);
   report.add_count("interior_point_solves", "QPs solved by the interior point method", totals.interior_point_solves);
+  report.add_count("augmented_lagrangian_solves", "QPs solved by the augmented Lagrangian method (the last resort)",
+                   totals.augmented_lagrangian_solves);
 
   report.section("outcome");
   report.add_text("status", "status", failure.empty() ? "ok" : failure);

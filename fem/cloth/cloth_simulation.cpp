@@ -119,6 +119,7 @@ ClothMethod parse_cloth_method(std::string_view name) {
 ClothSimulation::ClothSimulation(ClothMesh cloth, ClothObstacles obstacles, std::vector<ScriptedMotion> scripted,
                                  ClothSimulationOptions options)
     : active_set_solver_(options.active_set),
+      augmented_lagrangian_solver_(options.augmented_lagrangian),
       cloth_(std::move(cloth)),
       obstacles_(std::move(obstacles)),
       scripted_(std::move(scripted)),
@@ -243,13 +244,14 @@ solvers::qp::InteriorPointResult ClothSimulation::solve_velocity_qp(const ClothS
   solved.inequality_rhs = rows.inequality_rhs;
   const std::vector<double> current = gather_velocities(cloth_, system.dofs);
   add_proximal_term(solved, current);
-  if (!options_.reduce_coordinates) return solve_qp(solved, rows, current, stats);
+  if (!options_.reduce_coordinates) return solve_qp(solved, rows, current, current, stats);
   // In per-vertex contact frames with the single-vertex equalities eliminated (q̇ = Ty + q̇₀),
   // a face contact touches one column instead of three: the Schur complement is that much
   // smaller, the active set method sees simple bounds, and the equalities cost nothing. Same
   // solution, same inequality multipliers.
   ReducedVelocityQp reduced = reduce_velocity_qp(solved, system.dofs);
-  solvers::qp::InteriorPointResult result = solve_qp(reduced.problem, rows, current, stats);
+  solvers::qp::InteriorPointResult result =
+      solve_qp(reduced.problem, rows, current, reduced.coordinates.reduced_velocities(current), stats);
   if (result.solution.status == solvers::qp::QpStatus::optimal) {
     result.solution.x = reduced.coordinates.velocities(result.solution.x);
   }
@@ -365,7 +367,8 @@ void ClothSimulation::remember_active_rows(const ClothConstraints& rows, const s
 
 solvers::qp::InteriorPointResult ClothSimulation::solve_qp(const solvers::qp::QpProblem& problem,
                                                            const ClothConstraints& rows,
-                                                           std::span<const double> current, ClothStepStats& stats) {
+                                                           std::span<const double> current,
+                                                           std::span<const double> start, ClothStepStats& stats) {
   solvers::qp::InteriorPointResult result;
   bool solved = false;
   if (options_.active_set_first) {
@@ -387,6 +390,19 @@ solvers::qp::InteriorPointResult ClothSimulation::solve_qp(const solvers::qp::Qp
     stats.qp_iterations += result.solution.iterations;
     ++stats.interior_point_solves;
     interior_point_iterations_ = result.solution.iterations;
+  }
+  if (result.solution.status != solvers::qp::QpStatus::optimal) {
+    // The last resort: a descent method that cannot cycle and, unlike the interior point
+    // method, does not stall short of the tolerance on a nearly singular H (JAWS-EOL stopped
+    // at an interior point iteration limit, docs/benchmarks.md, issue 20). Not before the
+    // interior point method: on WIRE-EOL the steps after its answers had three to five times as
+    // many active set failures (one trajectory each; the scene is chaotic).
+    solvers::qp::QpSolution rescue = augmented_lagrangian_solver_.solve(problem, start);
+    stats.qp_iterations += rescue.iterations;
+    if (rescue.status == solvers::qp::QpStatus::optimal) {
+      result.solution = std::move(rescue);
+      ++stats.augmented_lagrangian_solves;
+    }
   }
   if (result.solution.status == solvers::qp::QpStatus::optimal) remember_active_rows(rows, result.solution);
   return result;

@@ -22,6 +22,7 @@
 #include "fem/cloth/cloth_obstacles.hpp"
 #include "fem/cloth/cloth_step_system.hpp"
 #include "fem/cloth/conformal_remesher.hpp"
+#include "solvers/qp/augmented_lagrangian.hpp"
 #include "solvers/qp/interior_point.hpp"
 #include "solvers/qp/primal_dual_active_set.hpp"
 
@@ -56,6 +57,9 @@ struct ClothSimulationOptions {
   /// interior point method always.
   bool active_set_first = true;
   solvers::qp::PrimalDualActiveSetOptions active_set{.max_iterations = 30, .acceptable_tolerance = 1e-6};
+  /// The last resort when the interior point method fails too (solvers/qp/augmented_lagrangian.hpp),
+  /// started from the velocities at the step's start.
+  solvers::qp::AugmentedLagrangianOptions augmented_lagrangian{.acceptable_tolerance = 1e-6};
   /// ε of a proximal term ½Σⱼ εHⱼⱼ(q̇ⱼ − q̇ⱼᵏ)² about the velocities at the step's start: EOL
   /// makes H only semi-definite (a vertex's material velocity along its feature carries no
   /// inertia), and on such a QP both methods can fail where the strictly convex one is easy —
@@ -98,6 +102,7 @@ struct ClothStepStats {
   Index schur_size = 0;  ///< constrained DOFs: the QP's Schur complement size
   int qp_iterations = 0;  ///< the active set guesses and the interior point iterations, summed
   int active_set_solves = 0;      ///< QPs the active set method solved (late-contact passes each count)
+  int augmented_lagrangian_solves = 0;  ///< QPs the augmented Lagrangian method solved after the interior point method failed
   int interior_point_solves = 0;  ///< QPs the interior point method solved (the active set's fallback)
   std::string qp_status;
   std::string qp_message;  ///< the QP solver's explanation (why it failed, or at which residual it accepted)
@@ -148,10 +153,11 @@ class ClothSimulation {
   /// Adds the proximal term (options) about `centre` (q̇ at the step's start) to the QP.
   void add_proximal_term(solvers::qp::QpProblem& problem, std::span<const double> centre) const;
   /// solve_velocity_qp's solver choice on the QP as it is solved: the active set method from
-  /// the previous step's active rows, the interior point method when it does not settle.
+  /// the previous step's active rows, the interior point method when it does not settle, the
+  /// augmented Lagrangian method from `start` (`current` in the QP's coordinates) when that fails.
   [[nodiscard]] solvers::qp::InteriorPointResult solve_qp(const solvers::qp::QpProblem& problem,
                                                           const ClothConstraints& rows, std::span<const double> current,
-                                                          ClothStepStats& stats);
+                                                          std::span<const double> start, ClothStepStats& stats);
   void apply_friction(const ClothConstraints& rows, const solvers::qp::QpSolution& solution, const ClothDofs& dofs,
                       std::vector<double>& velocities) const;
   void record_contact_forces(const ClothConstraints& rows, const solvers::qp::QpSolution& solution);
@@ -191,6 +197,7 @@ class ClothSimulation {
 
   ClothStepAssembler assembler_;  ///< keeps the matrix pattern while the mesh does not change
   solvers::qp::PrimalDualActiveSetSolver active_set_solver_;  ///< keeps H's analysis while the mesh does not change
+  solvers::qp::AugmentedLagrangianSolver augmented_lagrangian_solver_;  ///< the last resort (keeps its analysis)
   std::vector<RowKey> previous_active_rows_;     ///< sorted: the rows active in the last solved QP
   std::vector<PlacedRow> previous_active_places_;  ///< the same rows by their vertices' world positions
   int interior_point_iterations_ = 0;  ///< of the last interior point solve (the active set's guess budget)

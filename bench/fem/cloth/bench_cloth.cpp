@@ -2,8 +2,9 @@
 // (%E), the phase shares of a step (%CD collision detection, %RM remeshing, %MF matrix fill,
 // %VI the velocity QP) and ms per step, with the EOL step as a ratio to the conformal
 // Lagrangian step measured in the same process. Then the QP alone: the QPs of a scene's steps
-// are kept and replayed with the Schur-reduced interior point method, the full sparse one and
-// the dual active-set method (small problems only), same problems, medians of repetitions.
+// are kept and replayed with the Schur-reduced interior point method, the full sparse one, the
+// primal–dual active set method from an empty guess, the augmented Lagrangian method (polished)
+// and the dual active-set method (small problems only), same problems, medians of repetitions.
 // Output: Markdown tables on stdout, progress on stderr. Options: --help.
 #include <algorithm>
 #include <chrono>
@@ -19,6 +20,7 @@
 #include "fem/cloth/cloth_scenes.hpp"
 #include "linalg/blas_kernels.hpp"
 #include "solvers/qp/active_set.hpp"
+#include "solvers/qp/augmented_lagrangian.hpp"
 #include "solvers/qp/interior_point.hpp"
 #include "solvers/qp/primal_dual_active_set.hpp"
 
@@ -98,7 +100,7 @@ struct RunRow {
   double collision = 0.0, remesh = 0.0, fill = 0.0, qp_time = 0.0, total = 0.0;
   int steps = 0;
   int failed_steps = 0;
-  int active_set_solves = 0, interior_point_solves = 0;
+  int active_set_solves = 0, interior_point_solves = 0, augmented_lagrangian_solves = 0;
   double min_gap = 1e300;
   [[nodiscard]] double ms_per_step() const { return steps > 0 ? 1e3 * total / steps : 0.0; }
   [[nodiscard]] double percent(double part) const { return total > 0.0 ? 100.0 * part / total : 0.0; }
@@ -113,6 +115,7 @@ RunRow run_scene(const Arguments& arguments, const std::string& scene_name, cons
   cloth::ClothScene scene = cloth::make_cloth_scene(options);
   scene.options.qp.threads = 1;
   scene.options.active_set.threads = 1;
+  scene.options.augmented_lagrangian.threads = 1;
   scene.options.active_set_first = !arguments.interior_point_only;
   cloth::ClothSimulation simulation(scene.cloth, scene.obstacles, scene.scripted, scene.options);
   const int steps =
@@ -130,6 +133,7 @@ RunRow run_scene(const Arguments& arguments, const std::string& scene_name, cons
     row.min_gap = std::min(row.min_gap, s.min_gap);
     row.active_set_solves += s.active_set_solves;
     row.interior_point_solves += s.interior_point_solves;
+    row.augmented_lagrangian_solves += s.augmented_lagrangian_solves;
     ++row.steps;
     if (!s.ok) {
       ++row.failed_steps;
@@ -145,7 +149,7 @@ RunRow run_scene(const Arguments& arguments, const std::string& scene_name, cons
 
 void print_table(const std::vector<RunRow>& rows) {
   std::printf("\n| scene | method | #F | %%E | %%CD | %%RM | %%MF | %%VI | T (ms) | / conformal | least gap (m) | "
-              "QPs by active set / interior point |\n");
+              "QPs by active set / augmented Lagrangian / interior point |\n");
   std::printf("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
   std::map<std::string, double> conformal;
   for (const RunRow& r : rows) {
@@ -159,10 +163,10 @@ void print_table(const std::vector<RunRow>& rows) {
       std::snprintf(text, sizeof text, "%.2f", r.ms_per_step() / c->second);
       ratio = text;
     }
-    std::printf("| %s | %s%s | %ld | %.1f | %.1f | %.1f | %.1f | %.1f | %.2f | %s | %.1e | %d / %d |\n", r.scene.c_str(),
+    std::printf("| %s | %s%s | %ld | %.1f | %.1f | %.1f | %.1f | %.1f | %.2f | %s | %.1e | %d / %d / %d |\n", r.scene.c_str(),
                 r.method.c_str(), r.failed_steps > 0 ? " (QP failed)" : "", r.max_faces, 100.0 * r.eol_share,
                 r.percent(r.collision), r.percent(r.remesh), r.percent(r.fill), r.percent(r.qp_time), r.ms_per_step(),
-                ratio.c_str(), r.min_gap, r.active_set_solves, r.interior_point_solves);
+                ratio.c_str(), r.min_gap, r.active_set_solves, r.augmented_lagrangian_solves, r.interior_point_solves);
   }
 }
 
@@ -180,8 +184,9 @@ double time_solve(const std::function<bool()>& solve, int repeat, bool& ok) {
 void replay(const Arguments& arguments, const std::string& scene, const std::vector<qp::QpProblem>& problems) {
   std::printf("\n#### %s-EOL velocity QPs replayed (one thread, median of %d)\n\n", scene.c_str(), arguments.repeat);
   std::printf("| QP | n | m constrained | rows (eq + ineq) | Schur IPM (ms) | it. | sparse IPM (ms) | it. | "
-              "sparse / Schur | primal-dual active set, empty guess (ms) | it. | dual active set (ms) | max |x diff| |\n");
-  std::printf("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+              "sparse / Schur | primal-dual active set, empty guess (ms) | it. | augmented Lagrangian, polished (ms) | "
+              "Newton + polish guesses | dual active set (ms) | max |x diff| |\n");
+  std::printf("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
   int index = 0;
   for (const qp::QpProblem& problem : problems) {
     qp::InteriorPointOptions schur_options;
@@ -211,6 +216,14 @@ void replay(const Arguments& arguments, const std::string& scene, const std::vec
           return primal_dual.status == qp::QpStatus::optimal;
         },
         arguments.repeat, primal_dual_ok);
+    qp::QpSolution lagrangian;
+    bool lagrangian_ok = false;
+    const double lagrangian_s = time_solve(
+        [&] {
+          lagrangian = qp::solve_augmented_lagrangian(problem, {.threads = 1});
+          return lagrangian.status == qp::QpStatus::optimal;
+        },
+        arguments.repeat, lagrangian_ok);
     double difference = 0.0;
     for (std::size_t i = 0; i < schur.solution.x.size() && i < sparse.solution.x.size(); ++i) {
       difference = std::max(difference, std::abs(schur.solution.x[i] - sparse.solution.x[i]));
@@ -224,12 +237,14 @@ void replay(const Arguments& arguments, const std::string& scene, const std::vec
       std::snprintf(text, sizeof text, ok ? "%.2f" : "%.2f (failed)", 1e3 * s);
       active_set = text;
     }
-    std::printf("| %d | %d | %d | %d + %d | %.2f%s | %d | %.2f%s | %d | %.2f | %.2f%s | %d | %s | %.1e |\n", ++index,
+    std::printf("| %d | %d | %d | %d + %d | %.2f%s | %d | %.2f%s | %d | %.2f | %.2f%s | %d | %.2f%s | %d | %s | %.1e |\n",
+                ++index,
                 static_cast<int>(problem.variable_count()), static_cast<int>(qp::constrained_columns(problem).size()),
                 static_cast<int>(problem.equality_count()), static_cast<int>(problem.inequality_count()), 1e3 * schur_s,
                 schur_ok ? "" : " (failed)", schur.solution.iterations, 1e3 * sparse_s, sparse_ok ? "" : " (failed)",
                 sparse.solution.iterations, sparse_s / schur_s, 1e3 * primal_dual_s, primal_dual_ok ? "" : " (failed)",
-                primal_dual.iterations, active_set.c_str(), difference);
+                primal_dual.iterations, 1e3 * lagrangian_s, lagrangian_ok ? "" : " (failed)", lagrangian.iterations,
+                active_set.c_str(), difference);
   }
 }
 

@@ -165,6 +165,27 @@ TEST(ClothSimulation, TheActiveSetMethodSolvesTheStepQpsToTheInteriorPointOptimu
   EXPECT_GE(replayed, 4);
 }
 
+// The solver chain's last link: with the active set method off and the interior point method
+// stopped after one iteration, every contact step's QP falls to the augmented Lagrangian method,
+// whose answers meet the step's constraints and KKT conditions as the others' do.
+TEST(ClothSimulation, TheAugmentedLagrangianMethodSolvesTheQpsTheInteriorPointMethodGivesUpOn) {
+  ClothScene scene = coarse_scene(ClothSceneKind::edge, ClothMethod::eol);
+  scene.options.active_set_first = false;
+  scene.options.qp.max_iterations = 1;
+  scene.options.qp.acceptable_tolerance = 0.0;
+  ClothSimulation simulation(scene.cloth, scene.obstacles, scene.scripted, scene.options);
+  int rescued = 0;
+  for (int step = 1; step <= 40; ++step) {
+    const ClothStepStats stats = simulation.step();
+    ASSERT_TRUE(stats.ok) << "step " << step << ": " << stats.qp_message;
+    rescued += stats.augmented_lagrangian_solves;
+    const Violations violations = constraint_violations(simulation);
+    EXPECT_LE(violations.inequality, 1e-10) << "step " << step;
+    EXPECT_LE(violations.equality, 1e-10) << "step " << step;
+  }
+  EXPECT_GE(rescued, 20);  // 23 of 40: the first steps fall freely, their QPs without an active row
+}
+
 TEST(ClothSimulation, ConeConstrainedLagrangianClothLocksWhileEolSlides) {
   // §2.7 EDGE with the pull winning: a short overhang (the edge at x = 0.15) and the corners
   // pulled at 0.5 m/s from t = 0.1 s. The EOL cloth slides the hanging material up over the

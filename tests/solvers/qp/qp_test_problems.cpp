@@ -402,4 +402,21 @@ TestQp cloth_like_qp(Index nx, Index ny, Index constrained_nodes, std::uint64_t 
   return from_kkt_point(std::move(hessian), std::move(equality_matrix), std::move(inequality_matrix), point);
 }
 
+QpProblem full_switch_cycle_qp() {
+  const double h[3][3] = {{10, -11, -5}, {-11, 17, 11}, {-5, 11, 9}};
+  QpProblem problem;
+  linalg::Triplets lower;
+  for (Index j = 0; j < 3; ++j) {
+    for (Index i = j; i < 3; ++i) lower.add(i, j, h[i][j]);
+  }
+  problem.hessian = linalg::symmetric_from_triplets(3, lower);
+  problem.linear = {5.0, -5.0, -1.0};
+  linalg::Triplets bounds;
+  for (Index i = 0; i < 3; ++i) bounds.add(i, i, 1.0);
+  problem.inequality = linalg::csc_from_triplets(3, 3, bounds);
+  problem.inequality_rhs = {0.0, 0.0, 0.0};
+  problem.equality = linalg::csc_from_triplets(0, 3, {});
+  return problem;
+}
+
 }  // namespace cholsim::solvers::qp::test_problems

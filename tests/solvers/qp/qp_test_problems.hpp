@@ -90,4 +90,9 @@ struct ClothQpOptions {
 TestQp cloth_like_qp(Index nx, Index ny, Index constrained_nodes, std::uint64_t seed,
                      const ClothQpOptions& options = {});
 
+/// min ½xᵀHx − bᵀx s.t. x ≥ 0 with H positive definite (eigenvalues ≈ 0.5, 4.4, 31) but no
+/// M-matrix: from the empty guess the primal–dual active set method's plain full switch cycles
+/// through three guesses (found by searching small integer problems).
+QpProblem full_switch_cycle_qp();
+
 }  // namespace cholsim::solvers::qp::test_problems

@@ -116,23 +116,10 @@ TEST(PrimalDualActiveSet, SemidefiniteHessiansAreSolvedThroughTheRegularizedGues
   EXPECT_GT(regularized, 0) << "no guess needed δI: the test no longer covers it";
 }
 
-// min ½xᵀHx − bᵀx s.t. x ≥ 0 with H positive definite (eigenvalues ≈ 0.5, 4.4, 31) but no
-// M-matrix: from the empty guess the plain full switch cycles through three guesses (found by
-// searching small integer problems); the safeguard's single switches end it.
+// On full_switch_cycle_qp the plain full switch cycles through three guesses; the safeguard's
+// single switches end it.
 TEST(PrimalDualActiveSet, TheSafeguardEndsACycleOfThePlainFullSwitch) {
-  const double h[3][3] = {{10, -11, -5}, {-11, 17, 11}, {-5, 11, 9}};
-  QpProblem problem;
-  linalg::Triplets lower;
-  for (Index j = 0; j < 3; ++j) {
-    for (Index i = j; i < 3; ++i) lower.add(i, j, h[i][j]);
-  }
-  problem.hessian = linalg::symmetric_from_triplets(3, lower);
-  problem.linear = {5.0, -5.0, -1.0};
-  linalg::Triplets bounds;
-  for (Index i = 0; i < 3; ++i) bounds.add(i, i, 1.0);
-  problem.inequality = linalg::csc_from_triplets(3, 3, bounds);
-  problem.inequality_rhs = {0.0, 0.0, 0.0};
-  problem.equality = linalg::csc_from_triplets(0, 3, {});
+  const QpProblem problem = test_problems::full_switch_cycle_qp();
 
   const QpSolution plain = solve_primal_dual_active_set(problem, {.max_iterations = 30, .stall_iterations = 1000});
   EXPECT_NE(plain.status, QpStatus::optimal) << "the plain full switch settled: the test no longer shows a cycle";
