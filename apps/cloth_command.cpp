@@ -41,6 +41,7 @@ struct ClothCommandOptions {
   int every = 4;
   std::string qp_backend = "auto";
   bool interior_point_only = false;
+  bool lagrangian_first = false;
   std::string out = "cloth-out";
   bool json = false;
   std::string max_output = "2G";
@@ -236,6 +237,7 @@ int run_cloth(const ClothCommandOptions& flags) {
                              : flags.qp_backend == "sparse" ? solvers::qp::QpBackend::sparse
                                                             : solvers::qp::QpBackend::automatic;
   scene.options.active_set_first = !flags.interior_point_only;
+  scene.options.lagrangian_before_interior_point = flags.lagrangian_first;
   progress(scene.description);
   OutputFolder folder(flags.out, parse_byte_size(flags.max_output, "--max-output"));
   cloth::ClothSimulation simulation(scene.cloth, scene.obstacles, scene.scripted, scene.options);
@@ -285,7 +287,8 @@ void add_cloth_command(CLI::App& app, CommandAction& action) {
       "t = 0.35 s; h = 5 ms, 300 steps. Every step solves the QP of eq. 2.12 (solvers/qp) with our primal-dual\n"
       "active set method, started from the rows active in the previous step and those the current velocities\n"
       "violate; where it does not settle, with our interior point method, on the Schur complement of the\n"
-      "constrained DOFs or on the sparse H + C'DC, whichever costs fewer flops per iteration (--qp-backend).\n"
+      "constrained DOFs or on the sparse H + C'DC, whichever costs fewer flops per iteration (--qp-backend);\n"
+      "where that fails too, with our proximal augmented Lagrangian method (--lagrangian-first: before it).\n"
       "Scenes: edge, wire, nails, jaws, push, throw, lo-res, friction (mu = 0.5 unless --friction).\n"
       "Methods: lagrangian-regular (static mesh, faces only), lagrangian-conformal (remeshed at features, averaged\n"
       "normals; --cone: both normals, which locks a cloth pulled over an edge), eol (the thesis' method).\n"
@@ -318,6 +321,9 @@ void add_cloth_command(CLI::App& app, CommandAction& action) {
       ->capture_default_str();
   command->add_flag("--interior-point-only", flags->interior_point_only,
                     "Solve every QP with the interior point method (no active set method first)");
+  command->add_flag("--lagrangian-first", flags->lagrangian_first,
+                    "Where the active set method fails, the augmented Lagrangian method before the interior point "
+                    "method (default: after it, as the last resort)");
   command->add_option("--out", flags->out, "Output folder")->capture_default_str();
   command->add_option("--max-output", flags->max_output, "Most bytes the run may write (e.g. 500M, 2G)")
       ->capture_default_str();

@@ -385,27 +385,31 @@ solvers::qp::InteriorPointResult ClothSimulation::solve_qp(const solvers::qp::Qp
     solved = result.solution.status == solvers::qp::QpStatus::optimal;
     if (solved) ++stats.active_set_solves;
   }
+  if (!solved && options_.lagrangian_before_interior_point) solved = solve_by_augmented_lagrangian(problem, start, result, stats);
   if (!solved) {
     result = solvers::qp::solve_interior_point(problem, options_.qp);
     stats.qp_iterations += result.solution.iterations;
     ++stats.interior_point_solves;
     interior_point_iterations_ = result.solution.iterations;
+    solved = result.solution.status == solvers::qp::QpStatus::optimal;
   }
-  if (result.solution.status != solvers::qp::QpStatus::optimal) {
-    // The last resort: a descent method that cannot cycle and, unlike the interior point
-    // method, does not stall short of the tolerance on a nearly singular H (JAWS-EOL stopped
-    // at an interior point iteration limit, docs/benchmarks.md, issue 20). Not before the
-    // interior point method: on WIRE-EOL the steps after its answers had three to five times as
-    // many active set failures (one trajectory each; the scene is chaotic).
-    solvers::qp::QpSolution rescue = augmented_lagrangian_solver_.solve(problem, start);
-    stats.qp_iterations += rescue.iterations;
-    if (rescue.status == solvers::qp::QpStatus::optimal) {
-      result.solution = std::move(rescue);
-      ++stats.augmented_lagrangian_solves;
-    }
-  }
+  // The last resort: a descent method that cannot cycle and, unlike the interior point method,
+  // does not stall short of the tolerance on a nearly singular H (JAWS-EOL stopped at an
+  // interior point iteration limit, docs/benchmarks.md, issue 20).
+  if (!solved && !options_.lagrangian_before_interior_point) solve_by_augmented_lagrangian(problem, start, result, stats);
   if (result.solution.status == solvers::qp::QpStatus::optimal) remember_active_rows(rows, result.solution);
   return result;
+}
+
+bool ClothSimulation::solve_by_augmented_lagrangian(const solvers::qp::QpProblem& problem,
+                                                    std::span<const double> start,
+                                                    solvers::qp::InteriorPointResult& result, ClothStepStats& stats) {
+  solvers::qp::QpSolution solution = augmented_lagrangian_solver_.solve(problem, start);
+  stats.qp_iterations += solution.iterations;
+  if (solution.status != solvers::qp::QpStatus::optimal) return false;
+  result.solution = std::move(solution);
+  ++stats.augmented_lagrangian_solves;
+  return true;
 }
 
 std::vector<double> ClothSimulation::world_velocities_of(std::span<const double> velocities,

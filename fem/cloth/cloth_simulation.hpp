@@ -60,6 +60,10 @@ struct ClothSimulationOptions {
   /// The last resort when the interior point method fails too (solvers/qp/augmented_lagrangian.hpp),
   /// started from the velocities at the step's start.
   solvers::qp::AugmentedLagrangianOptions augmented_lagrangian{.acceptable_tolerance = 1e-6};
+  /// The augmented Lagrangian method before the interior point method, not after it: replayed
+  /// alone it is 1.5–3× faster on the QPs the active set method leaves, but the steps after its
+  /// answers failed the active set method more often (docs/benchmarks.md, issue 20).
+  bool lagrangian_before_interior_point = false;
   /// ε of a proximal term ½Σⱼ εHⱼⱼ(q̇ⱼ − q̇ⱼᵏ)² about the velocities at the step's start: EOL
   /// makes H only semi-definite (a vertex's material velocity along its feature carries no
   /// inertia), and on such a QP both methods can fail where the strictly convex one is easy —
@@ -158,6 +162,10 @@ class ClothSimulation {
   [[nodiscard]] solvers::qp::InteriorPointResult solve_qp(const solvers::qp::QpProblem& problem,
                                                           const ClothConstraints& rows, std::span<const double> current,
                                                           std::span<const double> start, ClothStepStats& stats);
+  /// The augmented Lagrangian method on `problem` from `start`: true, and its answer in
+  /// `result`, when it is optimal.
+  bool solve_by_augmented_lagrangian(const solvers::qp::QpProblem& problem, std::span<const double> start,
+                                     solvers::qp::InteriorPointResult& result, ClothStepStats& stats);
   void apply_friction(const ClothConstraints& rows, const solvers::qp::QpSolution& solution, const ClothDofs& dofs,
                       std::vector<double>& velocities) const;
   void record_contact_forces(const ClothConstraints& rows, const solvers::qp::QpSolution& solution);

@@ -45,6 +45,8 @@ QPs of those runs replayed with each QP back end. One thread (as the thesis). Ma
   --active-set-limit N   replay with the active-set method only up to N unknowns (default 2500)
   --no-qp          skip the QP replay
   --interior-point-only  step with the interior point method alone (no active set method first)
+  --lagrangian-first     where the active set method fails, the augmented Lagrangian method before
+                         the interior point method (default: after it, as the last resort)
   --help, -h       this text
 )";
 
@@ -58,6 +60,7 @@ struct Arguments {
   int active_set_limit = 2500;
   bool replay = true;
   bool interior_point_only = false;
+  bool lagrangian_first = false;
 };
 
 Arguments parse(int argc, char** argv) {
@@ -83,6 +86,8 @@ Arguments parse(int argc, char** argv) {
       arguments.active_set_limit = bench::parse_positive(flag, cursor.value());
     } else if (flag == "--no-qp") {
       arguments.replay = false;
+    } else if (flag == "--lagrangian-first") {
+      arguments.lagrangian_first = true;
     } else if (flag == "--interior-point-only") {
       arguments.interior_point_only = true;
     } else {
@@ -117,6 +122,7 @@ RunRow run_scene(const Arguments& arguments, const std::string& scene_name, cons
   scene.options.active_set.threads = 1;
   scene.options.augmented_lagrangian.threads = 1;
   scene.options.active_set_first = !arguments.interior_point_only;
+  scene.options.lagrangian_before_interior_point = arguments.lagrangian_first;
   cloth::ClothSimulation simulation(scene.cloth, scene.obstacles, scene.scripted, scene.options);
   const int steps =
       arguments.steps > 0 ? arguments.steps : static_cast<int>(scene.duration / scene.options.time_step + 0.5);
