@@ -406,7 +406,12 @@ bool ClothSimulation::solve_by_augmented_lagrangian(const solvers::qp::QpProblem
                                                     solvers::qp::InteriorPointResult& result, ClothStepStats& stats) {
   solvers::qp::QpSolution solution = augmented_lagrangian_solver_.solve(problem, start);
   stats.qp_iterations += solution.iterations;
-  if (solution.status != solvers::qp::QpStatus::optimal) return false;
+  if (solution.status != solvers::qp::QpStatus::optimal) {
+    if (!result.solution.message.empty()) result.solution.message += "; ";
+    result.solution.message += "augmented Lagrangian: " + std::string(solvers::qp::to_string(solution.status)) +
+                               " (" + solution.message + ")";
+    return false;
+  }
   result.solution = std::move(solution);
   ++stats.augmented_lagrangian_solves;
   return true;

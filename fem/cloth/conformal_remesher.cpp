@@ -243,6 +243,10 @@ void ConformalRemesher::split_pending_velocities() {
     const auto row = eulerian_constraint_direction(cloth_, v);
     const std::optional<Vec2> equality_row =
         row[0] == 0.0 && row[1] == 0.0 ? std::nullopt : std::optional<Vec2>(Vec2{row[0], row[1]});
+    // F maps the one material direction the row leaves free to (nearly) nothing: every Ẋ along
+    // it gives the same world velocity, and the least-norm one is Ẋ = 0 — keep ẋ = ẋʷ, as for
+    // a flat-folded star (JAWS-EOL ended here, docs/benchmarks.md, issue 20).
+    if (equality_row && !moves_along_free_direction(gradient, *equality_row)) continue;
     transfer_to_collision_eulerian_vertex(cloth_, v, vertex_world_velocity(cloth_, v, gradient), gradient,
                                           equality_row);
   }

@@ -31,6 +31,12 @@ bool has_full_rank(const Mat32& gradient) {
   return uu * vv - uv * uv > 1e-14 * uu * vv;
 }
 
+bool moves_along_free_direction(const Mat32& gradient, const Vec2& row) {
+  const Vec3 image = gradient * Vec2{-row.v, row.u};  // F a⊥
+  return dot(image, image) >
+         1e-14 * dot(row, row) * (dot(gradient.col_u, gradient.col_u) + dot(gradient.col_v, gradient.col_v));
+}
+
 Mat32 average_deformation_gradient(const ClothMesh& cloth, std::span<const Index> triangles) {
   if (triangles.empty()) throw std::invalid_argument("average_deformation_gradient: no triangles to average");
   Mat32 sum;
@@ -73,11 +79,10 @@ GeneralizedVelocity split_world_velocity(const Vec3& world, const Mat32& gradien
   Vec2 eulerian;
   if (equality_row) {
     const Vec2 a = *equality_row;
-    const linalg::Mat3 kkt{{uu, uv, a.u, uv, vv, a.v, a.u, a.v, 0.0}};
-    const double det = linalg::determinant(kkt);  // −‖F a⊥‖², with ‖F a⊥‖ ≤ ‖F‖ ‖a‖
-    if (!(std::abs(det) > 1e-14 * dot(a, a) * (uu + vv))) {
+    if (!moves_along_free_direction(gradient, a)) {
       throw std::invalid_argument("split_world_velocity: the eq. 2.13 system is singular (F a-perp = 0)");
     }
+    const linalg::Mat3 kkt{{uu, uv, a.u, uv, vv, a.v, a.u, a.v, 0.0}};  // determinant −‖F a⊥‖²
     const Vec3 solution = linalg::inverse(kkt) * Vec3{rhs.u, rhs.v, 0.0};
     eulerian = {solution.x, solution.y};
   } else {

@@ -22,6 +22,9 @@ namespace cholsim::fem::cloth {
 
 /// Whether F has rank 2 (FᵀF invertible to a relative 1e-14), as eq. 2.13 without a row needs.
 bool has_full_rank(const Mat32& gradient);
+/// Whether F moves the world point along the material direction a⊥ the row `a` leaves free
+/// (‖F a⊥‖² > 1e-14 ‖a‖² ‖F‖²_F), as eq. 2.13 with the row needs.
+bool moves_along_free_direction(const Mat32& gradient, const Vec2& row);
 
 /// The element-wise average of F over `triangles` (seed 002 §2.4.2: "whenever we need the
 /// deformation gradient at a vertex, we simply take an element-wise average").

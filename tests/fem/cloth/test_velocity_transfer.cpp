@@ -176,8 +176,12 @@ TEST(VelocityTransfer, CollisionSplitSolvesEquation213) {
   const Mat32 rank_one{{1.0, 0.0, 0.0}, {2.0, 0.0, 0.0}};
   EXPECT_FALSE(has_full_rank(rank_one));
   EXPECT_THROW(split_world_velocity({1.0, 2.0, 3.0}, rank_one, std::nullopt), std::invalid_argument);
-  // F a⊥ = 0: a⊥ = (2, −1) is F's null direction.
+  // F a⊥ = 0: a⊥ = (2, −1) is F's null direction. The remesher asks first and keeps Ẋ = 0.
+  EXPECT_FALSE(moves_along_free_direction(rank_one, Vec2{1.0, 2.0}));
   EXPECT_THROW(split_world_velocity({1.0, 2.0, 3.0}, rank_one, Vec2{1.0, 2.0}), std::invalid_argument);
+  // Another row leaves a direction F does move along: solvable although F has rank 1.
+  EXPECT_TRUE(moves_along_free_direction(rank_one, Vec2{0.0, 1.0}));
+  EXPECT_NO_THROW(split_world_velocity({1.0, 2.0, 3.0}, rank_one, Vec2{0.0, 1.0}));
 }
 
 TEST(VelocityTransfer, CollisionVertexAndLiftOffKeepTheWorldVelocity) {
