@@ -244,14 +244,16 @@ solvers::qp::InteriorPointResult ClothSimulation::solve_velocity_qp(const ClothS
   solved.inequality_rhs = rows.inequality_rhs;
   const std::vector<double> current = gather_velocities(cloth_, system.dofs);
   add_proximal_term(solved, current);
-  if (!options_.reduce_coordinates) return solve_qp(solved, rows, current, current, stats);
+  if (!options_.reduce_coordinates) {
+    return solve_qp(solved, rows, current, [&] { return current; }, stats);
+  }
   // In per-vertex contact frames with the single-vertex equalities eliminated (q̇ = Ty + q̇₀),
   // a face contact touches one column instead of three: the Schur complement is that much
   // smaller, the active set method sees simple bounds, and the equalities cost nothing. Same
   // solution, same inequality multipliers.
   ReducedVelocityQp reduced = reduce_velocity_qp(solved, system.dofs);
-  solvers::qp::InteriorPointResult result =
-      solve_qp(reduced.problem, rows, current, reduced.coordinates.reduced_velocities(current), stats);
+  solvers::qp::InteriorPointResult result = solve_qp(
+      reduced.problem, rows, current, [&] { return reduced.coordinates.reduced_velocities(current); }, stats);
   if (result.solution.status == solvers::qp::QpStatus::optimal) {
     result.solution.x = reduced.coordinates.velocities(result.solution.x);
   }
@@ -368,7 +370,7 @@ void ClothSimulation::remember_active_rows(const ClothConstraints& rows, const s
 solvers::qp::InteriorPointResult ClothSimulation::solve_qp(const solvers::qp::QpProblem& problem,
                                                            const ClothConstraints& rows,
                                                            std::span<const double> current,
-                                                           std::span<const double> start, ClothStepStats& stats) {
+                                                           const StartingPoint& start, ClothStepStats& stats) {
   solvers::qp::InteriorPointResult result;
   bool solved = false;
   if (options_.active_set_first) {
@@ -401,10 +403,9 @@ solvers::qp::InteriorPointResult ClothSimulation::solve_qp(const solvers::qp::Qp
   return result;
 }
 
-bool ClothSimulation::solve_by_augmented_lagrangian(const solvers::qp::QpProblem& problem,
-                                                    std::span<const double> start,
+bool ClothSimulation::solve_by_augmented_lagrangian(const solvers::qp::QpProblem& problem, const StartingPoint& start,
                                                     solvers::qp::InteriorPointResult& result, ClothStepStats& stats) {
-  solvers::qp::QpSolution solution = augmented_lagrangian_solver_.solve(problem, start);
+  solvers::qp::QpSolution solution = augmented_lagrangian_solver_.solve(problem, start());
   stats.qp_iterations += solution.iterations;
   if (solution.status != solvers::qp::QpStatus::optimal) {
     if (!result.solution.message.empty()) result.solution.message += "; ";

@@ -11,6 +11,7 @@
 #include <array>
 #include <chrono>
 #include <compare>
+#include <functional>
 #include <span>
 #include <string>
 #include <vector>
@@ -106,7 +107,7 @@ struct ClothStepStats {
   Index schur_size = 0;  ///< constrained DOFs: the QP's Schur complement size
   int qp_iterations = 0;  ///< the active set guesses and the interior point iterations, summed
   int active_set_solves = 0;      ///< QPs the active set method solved (late-contact passes each count)
-  int augmented_lagrangian_solves = 0;  ///< QPs the augmented Lagrangian method solved after the interior point method failed
+  int augmented_lagrangian_solves = 0;  ///< QPs the augmented Lagrangian method solved (where the others failed)
   int interior_point_solves = 0;  ///< QPs the interior point method solved (the active set's fallback)
   std::string qp_status;
   std::string qp_message;  ///< the QP solver's explanation (why it failed, or at which residual it accepted)
@@ -156,15 +157,17 @@ class ClothSimulation {
                                                                    ClothStepStats& stats);
   /// Adds the proximal term (options) about `centre` (q̇ at the step's start) to the QP.
   void add_proximal_term(solvers::qp::QpProblem& problem, std::span<const double> centre) const;
+  /// `current` in the QP's coordinates, computed only when a method asks for a starting point.
+  using StartingPoint = std::function<std::vector<double>()>;
   /// solve_velocity_qp's solver choice on the QP as it is solved: the active set method from
   /// the previous step's active rows, the interior point method when it does not settle, the
-  /// augmented Lagrangian method from `start` (`current` in the QP's coordinates) when that fails.
+  /// augmented Lagrangian method from `start` when that fails.
   [[nodiscard]] solvers::qp::InteriorPointResult solve_qp(const solvers::qp::QpProblem& problem,
                                                           const ClothConstraints& rows, std::span<const double> current,
-                                                          std::span<const double> start, ClothStepStats& stats);
+                                                          const StartingPoint& start, ClothStepStats& stats);
   /// The augmented Lagrangian method on `problem` from `start`: true, and its answer in
-  /// `result`, when it is optimal.
-  bool solve_by_augmented_lagrangian(const solvers::qp::QpProblem& problem, std::span<const double> start,
+  /// `result`, when it is optimal; otherwise its reason is added to result's message.
+  bool solve_by_augmented_lagrangian(const solvers::qp::QpProblem& problem, const StartingPoint& start,
                                      solvers::qp::InteriorPointResult& result, ClothStepStats& stats);
   void apply_friction(const ClothConstraints& rows, const solvers::qp::QpSolution& solution, const ClothDofs& dofs,
                       std::vector<double>& velocities) const;

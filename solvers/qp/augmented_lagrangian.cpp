@@ -401,6 +401,7 @@ class ProximalAugmentedLagrangian {
     std::vector<char> active(candidate.inequality_multipliers.size());
     for (std::size_t i = 0; i < active.size(); ++i) active[i] = candidate.inequality_multipliers[i] > 0.0;
     polisher_.set_max_iterations(options_.polish_iterations);
+    polisher_.use_analysis(analysis_);  // H's pattern, as the Newton matrix's: analyzed once
     PrimalDualActiveSetStats figures;
     QpSolution polished = polisher_.solve(problem_, active, &figures);
     ++stats_.polish_attempts;

@@ -30,6 +30,7 @@
 // KKT check decides whether the answer stands.
 #include <memory>
 #include <span>
+#include <utility>
 #include <vector>
 
 #include "factor/analysis/ordering.hpp"
@@ -97,6 +98,9 @@ class PrimalDualActiveSetSolver {
   /// PrimalDualActiveSetOptions::max_iterations of the next solves (a caller with a fallback
   /// sets it from what the fallback costs).
   void set_max_iterations(int iterations) { options_.max_iterations = iterations; }
+  /// Hands over an analysis of the same pattern made elsewhere (the augmented Lagrangian
+  /// method's, which polishes with this solver): used when it matches the next H, like its own.
+  void use_analysis(std::shared_ptr<const factor::Symbolic> analysis) { analysis_ = std::move(analysis); }
 
  private:
   PrimalDualActiveSetOptions options_;
