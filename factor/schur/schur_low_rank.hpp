@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "factor/numeric/factor_status.hpp"
+#include "linalg/cache_aligned_allocator.hpp"
 #include "linalg/csc_matrix.hpp"
 #include "linalg/dense_matrix.hpp"
 
@@ -81,7 +82,11 @@ class SchurLowRankSolver {
   void finish_solve(linalg::ConstDenseView u, linalg::DenseView b) const;
 
   Index size_ = 0;                       ///< m
-  std::vector<double> inverse_tiles_;    ///< S⁻¹ by row tiles, each contiguous (inverse_tile)
+  /// S⁻¹ by row tiles, each contiguous (inverse_tile), from a cache line: a full tile's columns
+  /// (32 rows, 256 bytes) are then four whole lines, read a vector of eight at a time.
+  /// From malloc's 16-byte alignment every such read straddled two lines, and the pass over S⁻¹
+  /// took 11.3 ms instead of 9.5 (median of 41 inner iterations of the 650K elbow, m = 4192).
+  linalg::CacheAlignedVector<double> inverse_tiles_;
   int threads_ = 0;
   linalg::CscMatrix w_;                  ///< W of the last refactor(), m × p
   std::vector<double> inverse_times_w_;  ///< H = S⁻¹W, m × p row-major (capacity kept)
