@@ -13,10 +13,10 @@
 
 #include "factor/analysis/symbolic.hpp"
 #include "factor/numeric/cholesky_factor.hpp"
-#include "factor/update/changed_supernodes.hpp"
 #include "linalg/blas.hpp"
 #include "linalg/dense_matrix.hpp"
 #include "linalg/vector_norms.hpp"
+#include "solvers/qp/changing_columns_factor.hpp"
 
 namespace cholsim::solvers::qp {
 namespace {
@@ -97,7 +97,8 @@ class ProximalAugmentedLagrangian {
         n_(problem.variable_count()),
         equalities_(problem.equality_count()),
         rows_(stacked_rows(problem)),
-        matrix_(with_stored_diagonal(problem.hessian, diagonal_position_)) {
+        matrix_(with_stored_diagonal(problem.hessian, diagonal_position_)),
+        factor_(analysis, options.ordering, options.threads) {
     hessian_diagonal_.resize(static_cast<std::size_t>(n_));
     double sum = 0.0;
     Index positive = 0;
@@ -256,33 +257,16 @@ class ProximalAugmentedLagrangian {
   /// diagonal changed (all of them the first time, or after a failure).
   bool factor_held_rows(std::string& message) {
     for (int attempt = 0; attempt <= kProximalRetries; ++attempt) {
-      std::vector<Index> changed = set_diagonal();
-      const auto start = Clock::now();
-      factor::FactorOptions options;
-      options.threads = options_.threads;
-      options.retain_update_blocks = true;
-      if (factor_ == nullptr) {
-        if (analysis_ == nullptr || !analysis_->matches_pattern(matrix_)) {
-          factor::AnalyzeOptions analyze_options;
-          analyze_options.ordering = options_.ordering;
-          analysis_ = factor::analyze(matrix_, analyze_options);
-          stats_.analyze_seconds += seconds_since(start);
-        }
-        factor_ = std::make_unique<factor::Factor>(analysis_);
-      }
-      if (!factor_->ok() || !factor_->retains_update_blocks()) {
-        factor_->factorize(matrix_, options);
-      } else if (!changed.empty()) {
-        stats_.changed_columns += static_cast<Index>(changed.size());
-        factor_->refactorize(factor::ChangedEntries::columns(std::move(changed)), matrix_, options);
-      }
-      stats_.factor_seconds += seconds_since(start);
-      if (factor_->ok()) return true;
+      const FactorWork work = factor_.update(matrix_, set_diagonal());
+      stats_.analyze_seconds += work.analyze_seconds;
+      stats_.factor_seconds += work.factor_seconds;
+      stats_.changed_columns += work.changed_columns;
+      if (factor_.ok()) return true;
       // Not positive definite in floating point (H semi-definite, ρ too small against its
       // largest entries): a larger proximal term, every column changed.
       for (double& rho : proximal_) rho *= kProximalGrowth;
     }
-    message = "the Newton matrix is not positive definite (" + factor_->status().message + ")";
+    message = "the Newton matrix is not positive definite (" + factor_.factor().status().message + ")";
     return false;
   }
 
@@ -321,7 +305,7 @@ class ProximalAugmentedLagrangian {
       const Index r = general[static_cast<std::size_t>(a)];
       for (std::size_t k = begin_of(r); k < end_of(r); ++k) columns(rows_.row_idx[k], 1 + a) = rows_.values[k];
     }
-    factor_->solve(columns.view());
+    factor_.factor().solve(columns.view());
     direction.assign(static_cast<std::size_t>(n_), 0.0);
     for (Index j = 0; j < n_; ++j) direction[static_cast<std::size_t>(j)] = columns(j, 0);
     if (g == 0) return true;
@@ -464,7 +448,7 @@ class ProximalAugmentedLagrangian {
   std::vector<double> updated_multipliers_;  ///< λ − σg (inequalities: the positive part)
   std::vector<char> held_;                   ///< J
   std::vector<double> gradient_;             ///< ∇φ
-  std::unique_ptr<factor::Factor> factor_;
+  ChangingColumnsFactor factor_;  ///< of matrix_
 };
 
 }  // namespace

@@ -13,10 +13,10 @@
 
 #include "factor/analysis/symbolic.hpp"
 #include "factor/numeric/cholesky_factor.hpp"
-#include "factor/update/changed_supernodes.hpp"
 #include "linalg/blas.hpp"
 #include "linalg/dense_matrix.hpp"
 #include "linalg/vector_norms.hpp"
+#include "solvers/qp/changing_columns_factor.hpp"
 
 namespace cholsim::solvers::qp {
 namespace {
@@ -48,12 +48,12 @@ class PrimalDualActiveSet {
                       std::shared_ptr<const factor::Symbolic>& analysis, PrimalDualActiveSetStats& stats)
       : problem_(problem),
         options_(options),
-        analysis_(analysis),
         stats_(stats),
         n_(problem.variable_count()),
         inequality_rows_(constraint_rows(problem.inequality, n_)),
         equality_rows_(constraint_rows(problem.equality, n_)),
         matrix_(problem.hessian),
+        factor_(analysis, options.ordering, options.threads),
         fixing_row_(static_cast<std::size_t>(n_), -1) {
     const Index q = problem.inequality_count();
     bound_column_.assign(static_cast<std::size_t>(q), -1);
@@ -165,7 +165,7 @@ class PrimalDualActiveSet {
     for (Index j = 0; j < n_; ++j) {
       const Index row = fixing[static_cast<std::size_t>(j)];
       if (row >= 0) held_[static_cast<std::size_t>(row)] = 1;
-      if (factor_ == nullptr || (row >= 0) != (fixing_row_[static_cast<std::size_t>(j)] >= 0)) changed.push_back(j);
+      if ((row >= 0) != (fixing_row_[static_cast<std::size_t>(j)] >= 0)) changed.push_back(j);
     }
     fixing_row_ = std::move(fixing);
     return changed;
@@ -190,52 +190,39 @@ class PrimalDualActiveSet {
 
   bool factor(const std::vector<Index>& changed, std::string& message) {
     assemble();
-    factor::FactorOptions options;
-    options.threads = options_.threads;
-    options.retain_update_blocks = true;
-    if (factor_ == nullptr) {
-      stats_.reused_analysis = analysis_ != nullptr && analysis_->matches_pattern(matrix_);
-      if (!stats_.reused_analysis) {
-        const auto start = Clock::now();
-        factor::AnalyzeOptions analyze_options;
-        analyze_options.ordering = options_.ordering;
-        analysis_ = factor::analyze(matrix_, analyze_options);
-        stats_.analyze_seconds += seconds_since(start);
-      }
-      factor_ = std::make_unique<factor::Factor>(analysis_);
-    }
-    const auto start = Clock::now();
-    if (!factor_->retains_update_blocks() || !factor_->ok()) {
-      factor_->factorize(matrix_, options);
-    } else if (!changed.empty()) {
-      stats_.changed_columns += static_cast<Index>(changed.size());
-      factor_->refactorize(factor::ChangedEntries::columns(changed), matrix_, options);
-    }
-    if (!factor_->ok() && regularization_ == 0.0) {
+    count(factor_.update(matrix_, changed));
+    stats_.reused_analysis = factor_.reused_analysis();
+    if (!factor_.ok() && regularization_ == 0.0) {
       // H semi-definite with its null space on free columns (an EOL vertex's material velocity
       // without inertia): factor H_FF + δI and let iterative refinement remove δ (solve_held),
       // as the interior point method does; the KKT check at the end decides.
       regularization_ = kRegularization * linalg::max_abs(problem_.hessian.lower.values);
       ++stats_.regularized;
       assemble();
-      factor_->factorize(matrix_, options);
+      count(factor_.factorize(matrix_));
     }
-    stats_.factor_seconds += seconds_since(start);
-    if (!factor_->ok()) {
-      message = "the QP with the guessed active rows held is not positive definite (" + factor_->status().message + ")";
+    if (!factor_.ok()) {
+      message = "the QP with the guessed active rows held is not positive definite (" +
+                factor_.factor().status().message + ")";
     }
-    return factor_->ok();
+    return factor_.ok();
+  }
+
+  void count(const FactorWork& work) {
+    stats_.analyze_seconds += work.analyze_seconds;
+    stats_.factor_seconds += work.factor_seconds;
+    stats_.changed_columns += work.changed_columns;
   }
 
   /// Solves K_F·X = B in place with the factor of K_F + δI: with δ > 0, refinement steps
   /// X += (K_F + δI)⁻¹(B − K_F·X) (converging where B is in K_F's range, as the QP's are).
   void solve_refined(linalg::DenseMatrix& columns) const {
     if (regularization_ == 0.0) {
-      factor_->solve(columns.view());
+      factor_.factor().solve(columns.view());
       return;
     }
     const linalg::DenseMatrix rhs = columns;
-    factor_->solve(columns.view());
+    factor_.factor().solve(columns.view());
     const Index count = columns.cols();
     linalg::DenseMatrix residual(n_, count);
     double previous = std::numeric_limits<double>::infinity();
@@ -250,7 +237,7 @@ class PrimalDualActiveSet {
       const double size = linalg::max_abs(residual.storage());
       if (!(size < 0.5 * previous)) break;  // stagnating: ill-conditioned, the KKT check decides
       previous = size;
-      factor_->solve(residual.view());
+      factor_.factor().solve(residual.view());
       for (std::size_t k = 0; k < columns.storage().size(); ++k) columns.storage()[k] += residual.storage()[k];
     }
   }
@@ -394,7 +381,6 @@ class PrimalDualActiveSet {
 
   const QpProblem& problem_;
   const PrimalDualActiveSetOptions& options_;
-  std::shared_ptr<const factor::Symbolic>& analysis_;  ///< the caller's, reused or replaced
   PrimalDualActiveSetStats& stats_;
   Index n_;
   CscMatrix inequality_rows_;  ///< Cᵀ: column i is inequality row i
@@ -402,7 +388,7 @@ class PrimalDualActiveSet {
   std::vector<Index> bound_column_;     ///< per inequality row: its one column, −1 for a general row
   std::vector<double> identity_scale_;  ///< H_jj (1 where H_jj ≤ 0): a fixed column's diagonal
   linalg::SymmetricCscMatrix matrix_;   ///< H with the fixed columns replaced, H's pattern
-  std::unique_ptr<factor::Factor> factor_;
+  ChangingColumnsFactor factor_;  ///< of matrix_
   std::vector<Index> fixing_row_;  ///< per column: the bound row fixing it, −1 if free
   std::vector<GeneralRow> general_;
   std::vector<char> held_;  ///< per inequality row: held as an equality by the current guess
