@@ -24,6 +24,7 @@
 #include <span>
 #include <vector>
 
+#include "linalg/cache_aligned_allocator.hpp"
 #include "linalg/index_types.hpp"
 #include "linalg/small_matrix.hpp"
 
@@ -133,7 +134,9 @@ class TetBvh {
   std::vector<linalg::Index> tet_ids_;                     ///< mesh tet id of each entry, in leaf order
   std::vector<std::array<linalg::Index, 4>> tet_corners_;  ///< local vertex ids of each entry
   std::vector<linalg::Index> vertex_nodes_;                ///< mesh node of each local vertex
-  std::vector<linalg::Vec3> vertex_positions_;             ///< by local id, as of the last refit
+  /// By local id, as of the last refit: x, y, z and a zero, so that a leaf's box is fit a
+  /// vertex at a time in vector registers.
+  linalg::CacheAlignedVector<std::array<double, 4>> vertex_positions_;
   std::vector<AffineMap> affine_maps_;                     ///< per entry, when the options ask
   std::size_t required_position_count_ = 0;                ///< 3 · (largest node id + 1)
 };
