@@ -29,9 +29,12 @@ Vec3 component_max(const Vec3& a, const Vec3& b) {
 
 double largest_component(const Vec3& v) { return std::max({v.x, v.y, v.z}); }
 
+// Six comparisons and one branch: a query's box tests go either way about as often, and
+// short-circuiting them cost a mispredicted branch per comparison.
 bool box_contains(const Vec3& lower, const Vec3& upper, const Vec3& point) {
-  return point.x >= lower.x && point.x <= upper.x && point.y >= lower.y && point.y <= upper.y &&
-         point.z >= lower.z && point.z <= upper.z;
+  return static_cast<bool>(static_cast<int>(point.x >= lower.x) & static_cast<int>(point.x <= upper.x) &
+                           static_cast<int>(point.y >= lower.y) & static_cast<int>(point.y <= upper.y) &
+                           static_cast<int>(point.z >= lower.z) & static_cast<int>(point.z <= upper.z));
 }
 
 double smallest_weight(const std::array<double, 4>& weights) {
@@ -124,30 +127,71 @@ std::optional<std::array<double, 4>> barycentric_weights(const std::array<Vec3, 
   return std::array<double, 4>{1.0 - w1 - w2 - w3, w1, w2, w3};
 }
 
-TetBvh::TetBvh(std::span<const Index> tet_connectivity, std::vector<Index> tet_ids, std::span<const double> positions,
-               TetBvhOptions options)
-    : tet_ids_(std::move(tet_ids)) {
+TetAffineMap TetAffineMap::of(const std::array<Vec3, 4>& vertices) {
+  const TetEdges t = tet_edges(vertices);
+  if (t.degenerate) {
+    const double nan = std::numeric_limits<double>::quiet_NaN();
+    return {{Vec3{nan, nan, nan}, Vec3{nan, nan, nan}, Vec3{nan, nan, nan}}, vertices[0]};
+  }
+  // The rows of [e₁ e₂ e₃]⁻¹ are the faces' normals over the determinant.
+  const double inverse = 1.0 / t.det;
+  return {{inverse * t.normal1, inverse * linalg::cross(t.edge3, t.edge1), inverse * linalg::cross(t.edge1, t.edge2)},
+          vertices[0]};
+}
+
+bool TetAffineMap::may_contain(const Vec3& point) const {
+  const Vec3 offset = point - origin;
+  const double w1 = linalg::dot(rows[0], offset);
+  const double w2 = linalg::dot(rows[1], offset);
+  const double w3 = linalg::dot(rows[2], offset);
+  const double w0 = 1.0 - w1 - w2 - w3;
+  // Written so that NaN (a degenerate tet) rejects.
+  return w0 >= -kAffineMapMargin && w1 >= -kAffineMapMargin && w2 >= -kAffineMapMargin && w3 >= -kAffineMapMargin;
+}
+
+void BestTetLocation::consider(Index tet, const std::array<Vec3, 4>& vertices, const Vec3& point) {
+  const auto weights = barycentric_weights(vertices, point);
+  if (!weights) return;
+  const double smallest = smallest_weight(*weights);
+  if (smallest >= -kTetWeightTolerance && (!best_ || smallest > best_smallest_weight_)) {
+    best_smallest_weight_ = smallest;
+    best_ = TetLocation{tet, *weights};
+  }
+}
+
+std::vector<std::array<Index, 4>> checked_tet_corners(std::span<const Index> tet_connectivity,
+                                                      std::span<const Index> tet_ids, std::span<const double> positions,
+                                                      const char* who) {
   const std::size_t mesh_tets = tet_connectivity.size() / 4;
   const std::size_t mesh_nodes = positions.size() / 3;
-  tet_corners_.reserve(tet_ids_.size());  // mesh node ids until number_vertices_in_leaf_order
-  Index largest_node = -1;
-  for (const Index tet : tet_ids_) {
+  std::vector<std::array<Index, 4>> corners;
+  corners.reserve(tet_ids.size());
+  for (const Index tet : tet_ids) {
     if (tet < 0 || at(tet) >= mesh_tets) {
-      throw std::invalid_argument("TetBvh: tet id " + std::to_string(tet) + " outside 0.." +
+      throw std::invalid_argument(std::string(who) + ": tet id " + std::to_string(tet) + " outside 0.." +
                                   std::to_string(static_cast<long long>(mesh_tets) - 1));
     }
     std::array<Index, 4> nodes{};
     for (std::size_t corner = 0; corner < 4; ++corner) {
       nodes[corner] = tet_connectivity[4 * at(tet) + corner];
       if (nodes[corner] < 0 || at(nodes[corner]) >= mesh_nodes) {
-        throw std::invalid_argument("TetBvh: tet " + std::to_string(tet) + " has node " +
+        throw std::invalid_argument(std::string(who) + ": tet " + std::to_string(tet) + " has node " +
                                     std::to_string(nodes[corner]) + " outside the " + std::to_string(mesh_nodes) +
                                     " nodes of `positions`");
       }
-      largest_node = std::max(largest_node, nodes[corner]);
     }
-    tet_corners_.push_back(nodes);
+    corners.push_back(nodes);
   }
+  return corners;
+}
+
+TetBvh::TetBvh(std::span<const Index> tet_connectivity, std::vector<Index> tet_ids, std::span<const double> positions,
+               TetBvhOptions options)
+    : tet_ids_(std::move(tet_ids)) {
+  tet_corners_ = checked_tet_corners(tet_connectivity, tet_ids_, positions, "TetBvh");  // mesh node ids until
+                                                                                      // number_vertices_in_leaf_order
+  Index largest_node = -1;
+  for (const auto& nodes : tet_corners_) largest_node = std::max({largest_node, nodes[0], nodes[1], nodes[2], nodes[3]});
   required_position_count_ = 3 * at(largest_node + 1);
   if (tet_ids_.empty()) return;
 
@@ -227,28 +271,8 @@ void TetBvh::check_positions(std::span<const double> positions, const char* call
   }
 }
 
-TetBvh::AffineMap TetBvh::affine_map(const std::array<Vec3, 4>& vertices) {
-  const TetEdges t = tet_edges(vertices);
-  if (t.degenerate) {
-    const double nan = std::numeric_limits<double>::quiet_NaN();
-    return {{Vec3{nan, nan, nan}, Vec3{nan, nan, nan}, Vec3{nan, nan, nan}}, vertices[0]};
-  }
-  // The rows of [e₁ e₂ e₃]⁻¹ are the faces' normals over the determinant.
-  const double inverse = 1.0 / t.det;
-  return {{inverse * t.normal1, inverse * linalg::cross(t.edge3, t.edge1), inverse * linalg::cross(t.edge1, t.edge2)},
-          vertices[0]};
-}
-
 bool TetBvh::may_contain(std::size_t entry, const Vec3& point) const {
-  if (affine_maps_.empty()) return true;
-  const AffineMap& map = affine_maps_[entry];
-  const Vec3 offset = point - map.origin;
-  const double w1 = linalg::dot(map.rows[0], offset);
-  const double w2 = linalg::dot(map.rows[1], offset);
-  const double w3 = linalg::dot(map.rows[2], offset);
-  const double w0 = 1.0 - w1 - w2 - w3;
-  // Written so that NaN (a degenerate tet) rejects.
-  return w0 >= -kAffineMapMargin && w1 >= -kAffineMapMargin && w2 >= -kAffineMapMargin && w3 >= -kAffineMapMargin;
+  return affine_maps_.empty() || affine_maps_[entry].may_contain(point);
 }
 
 std::array<Vec3, 4> TetBvh::tet_vertices(std::size_t entry) const {
@@ -325,7 +349,7 @@ void TetBvh::fit_node(Index index) {
   fit_leaf_box(vertex_positions_.data(), &tet_corners_[at(node.first)], node.leaf_count, node.lower, node.upper);
   if (!affine_maps_.empty()) {
     for (Index entry = node.first; entry < node.first + node.leaf_count; ++entry) {
-      affine_maps_[at(entry)] = affine_map(tet_vertices(at(entry)));
+      affine_maps_[at(entry)] = TetAffineMap::of(tet_vertices(at(entry)));
     }
   }
   // Grow the leaf box as far as the weight tolerance lets a point stray outside a tet, so
@@ -337,8 +361,7 @@ void TetBvh::fit_node(Index index) {
 
 std::optional<TetLocation> TetBvh::locate(const Vec3& point, const std::function<bool(Index tet)>& skip) const {
   if (nodes_.empty()) return std::nullopt;
-  std::optional<TetLocation> best;
-  double best_smallest_weight = -std::numeric_limits<double>::infinity();
+  BestTetLocation best;
   std::array<Index, kMaxTreeDepth> pending{};
   std::size_t pending_count = 0;
   pending[pending_count++] = 0;
@@ -354,16 +377,10 @@ std::optional<TetLocation> TetBvh::locate(const Vec3& point, const std::function
       if (!may_contain(at(entry), point)) continue;
       const Index tet = tet_ids_[at(entry)];
       if (skip && skip(tet)) continue;
-      const auto weights = barycentric_weights(tet_vertices(at(entry)), point);
-      if (!weights) continue;
-      const double smallest = smallest_weight(*weights);
-      if (smallest >= -kWeightTolerance && smallest > best_smallest_weight) {
-        best_smallest_weight = smallest;
-        best = TetLocation{tet, *weights};
-      }
+      best.consider(tet, tet_vertices(at(entry)), point);
     }
   }
-  return best;
+  return best.result();
 }
 
 std::array<double, 6> TetBvh::bounds() const {

@@ -42,6 +42,43 @@ struct TetLocation {
 std::optional<std::array<double, 4>> barycentric_weights(const std::array<linalg::Vec3, 4>& vertices,
                                                          const linalg::Vec3& point);
 
+/// A point is inside a tet when all its weights are ≥ −kTetWeightTolerance, so that points on a
+/// shared face are found in one of the two tets despite rounding.
+inline constexpr double kTetWeightTolerance = 1e-10;
+
+/// A tet's barycentric coordinates as an affine function of the point: w₁, w₂, w₃ =
+/// rows·(point − origin), w₀ = 1 − w₁ − w₂ − w₃ (the inverse of the tet's edge matrix); NaN
+/// rows for a degenerate tet. A first test for point location, a 3 × 3 product instead of
+/// Cramer's rule: it rejects most candidates, and the weights of the rest still come from
+/// barycentric_weights, so answers do not depend on whether a locator keeps maps.
+struct TetAffineMap {
+  std::array<linalg::Vec3, 3> rows;
+  linalg::Vec3 origin;
+  [[nodiscard]] static TetAffineMap of(const std::array<linalg::Vec3, 4>& vertices);
+  /// False when the map puts `point` clearly outside the tet (and for a degenerate tet).
+  [[nodiscard]] bool may_contain(const linalg::Vec3& point) const;
+};
+
+/// The rule of every locator here, applied to its candidates one at a time: among the tets
+/// that contain the point (weights ≥ −kTetWeightTolerance, degenerate tets never), the one
+/// with the largest smallest weight — the point deepest inside; the first such of equals.
+class BestTetLocation {
+ public:
+  void consider(linalg::Index tet, const std::array<linalg::Vec3, 4>& vertices, const linalg::Vec3& point);
+  [[nodiscard]] const std::optional<TetLocation>& result() const { return best_; }
+
+ private:
+  std::optional<TetLocation> best_;
+  double best_smallest_weight_ = -1.0;  ///< below every accepted weight
+};
+
+/// The node ids of the tets `tet_ids` of `tet_connectivity` (4 per tet), in that order. Throws
+/// std::invalid_argument, naming `who`, for a tet id outside the connectivity or a node id
+/// outside the nodes of `positions` (3 coordinates each).
+std::vector<std::array<linalg::Index, 4>> checked_tet_corners(std::span<const linalg::Index> tet_connectivity,
+                                                              std::span<const linalg::Index> tet_ids,
+                                                              std::span<const double> positions, const char* who);
+
 /// What a TetBvh keeps besides its boxes.
 struct TetBvhOptions {
   /// Each tet's barycentric coordinates as an affine function of the point, recomputed by
@@ -59,9 +96,7 @@ class TetBvh {
   /// Tets per leaf at most: small enough that a query tests few tets, large enough that the
   /// tree has 4× fewer nodes than tets.
   static constexpr std::size_t kLeafSize = 4;
-  /// A point is inside a tet when all its weights are ≥ −kWeightTolerance, so points on a
-  /// shared face are found in one of the two tets despite rounding.
-  static constexpr double kWeightTolerance = 1e-10;
+  static constexpr double kWeightTolerance = kTetWeightTolerance;
 
   /// Builds the tree over the tets `tet_ids` of the mesh whose connectivity is
   /// `tet_connectivity` (4 node ids per tet) at `positions` (3 per node). The node ids of the
@@ -120,13 +155,6 @@ class TetBvh {
   void number_vertices_in_leaf_order();
   /// An entry's vertices at the positions of the last refit.
   [[nodiscard]] std::array<linalg::Vec3, 4> tet_vertices(std::size_t entry) const;
-  /// w₁, w₂, w₃ = rows·(point − origin), w₀ = 1 − w₁ − w₂ − w₃ (the inverse of the tet's
-  /// edge matrix); NaN rows for a degenerate tet.
-  struct AffineMap {
-    std::array<linalg::Vec3, 3> rows;
-    linalg::Vec3 origin;
-  };
-  [[nodiscard]] static AffineMap affine_map(const std::array<linalg::Vec3, 4>& vertices);
   /// False when the entry's map puts `point` clearly outside its tet (no map: true).
   [[nodiscard]] bool may_contain(std::size_t entry, const linalg::Vec3& point) const;
 
@@ -137,7 +165,7 @@ class TetBvh {
   /// By local id, as of the last refit: x, y, z and a zero, so that a leaf's box is fit a
   /// vertex at a time in vector registers.
   linalg::CacheAlignedVector<std::array<double, 4>> vertex_positions_;
-  std::vector<AffineMap> affine_maps_;                     ///< per entry, when the options ask
+  std::vector<TetAffineMap> affine_maps_;                  ///< per entry, when the options ask
   std::size_t required_position_count_ = 0;                ///< 3 · (largest node id + 1)
 };
 

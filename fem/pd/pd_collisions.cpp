@@ -5,6 +5,7 @@
 
 #include "fem/contact/rest_distance_field.hpp"
 #include "fem/contact/tet_bvh.hpp"
+#include "fem/contact/tet_grid.hpp"
 #include "linalg/parallel_loops.hpp"
 
 namespace cholsim::fem {
@@ -18,9 +19,8 @@ PdCollisionDetector::PdCollisionDetector(const PdScene& scene, std::span<const I
     prone_[static_cast<std::size_t>(tet)] = 1;
   }
   if (!scene.self_contact || scene.proxies.empty()) return;
-  // Every proxy is located in this tree in every inner iteration: the affine maps pay.
-  deformed_prone_ = std::make_unique<TetBvh>(mesh.tets, std::vector<Index>(prone_elements.begin(), prone_elements.end()),
-                                             mesh.positions, TetBvhOptions{.affine_maps = true});
+  deformed_prone_ = std::make_unique<TetGrid>(
+      mesh.tets, std::vector<Index>(prone_elements.begin(), prone_elements.end()), mesh.positions);
   std::vector<Index> all(static_cast<std::size_t>(mesh.tet_count()));
   std::vector<Index> safe;
   for (Index tet = 0; tet < mesh.tet_count(); ++tet) {

@@ -10,8 +10,9 @@
 //    embedded in its own rest tet. When that tet is collision-prone too the spring is
 //    bilateral (row w_k − w′_k, target 0) so both sides move; otherwise its deformed position
 //    is a frozen target.
-// The collision-prone tets are searched first, in a BVH refit per detection from the
-// collision-prone nodes' positions, so the inner loop of Algorithm 1 runs on x_c. A proxy
+// The collision-prone tets are searched first, in a uniform grid rebuilt per detection from the
+// collision-prone nodes' positions (TetGrid: a query there took a quarter of the BVH's), so the
+// inner loop of Algorithm 1 runs on x_c. A proxy
 // that went deeper than that layer — a body bent with collisions off and then untangled
 // (Fig. 4) — is found among the collision-safe tets, whose BVH is refit once per outer
 // iteration (update_safe_positions), when x_s changes.
@@ -25,6 +26,7 @@
 namespace cholsim::fem {
 
 class TetBvh;
+class TetGrid;
 class RestDistanceField;
 
 struct PdCollisionOptions {
@@ -84,7 +86,7 @@ class PdCollisionDetector {
   PdCollisionOptions options_;
   double mean_edge_length_ = 0.0;
   std::vector<char> prone_;                 ///< per tet: in E_c
-  std::unique_ptr<TetBvh> deformed_prone_;  ///< E_c at the current positions, refit per detection
+  std::unique_ptr<TetGrid> deformed_prone_;  ///< E_c at the current positions, rebuilt per detection
   std::unique_ptr<TetBvh> deformed_safe_;   ///< E_s at the positions of the last update_safe_positions
   std::vector<std::optional<SpringRow>> deep_springs_;  ///< per proxy: found among E_s at the last full detection
   std::vector<double> deep_depths_;

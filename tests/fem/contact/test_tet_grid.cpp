@@ -1,0 +1,162 @@
+#include "fem/contact/tet_grid.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <stdexcept>
+
+#include "fem/contact/tet_bvh.hpp"
+#include "fem/contact/tet_location_checks.hpp"
+#include "fem/mesh/procedural_meshes.hpp"
+
+namespace cholsim::fem {
+namespace {
+
+using linalg::Vec3;
+using tet_location_checks::all_tets;
+using tet_location_checks::expect_agrees_with_brute_force;
+using tet_location_checks::perturbed_positions;
+using tet_location_checks::random_points;
+
+TEST(TetGrid, LocatesLikeBruteForceOnADeformedBox) {
+  const TetMesh mesh = make_box_mesh(1.0, 0.75, 0.5, 8);
+  const std::vector<double> positions = perturbed_positions(mesh, 1.0 / 8, 0.15, 0.2, 1);
+  const TetGrid grid(mesh.tets, all_tets(mesh), positions);
+  EXPECT_EQ(grid.size(), static_cast<std::size_t>(mesh.tet_count()));
+  const auto cells = grid.cell_counts();
+  EXPECT_GT(cells[0] * cells[1] * cells[2], 8);  // a grid, not one cell holding everything
+  const int found = expect_agrees_with_brute_force(grid, mesh, positions, all_tets(mesh),
+                                                   random_points(positions, 3000, 2));
+  EXPECT_GT(found, 1000);
+  EXPECT_LT(found, 3000);
+}
+
+// A shell of tets (the collision-prone layer's shape: the outer layer of a ball), a subset and
+// a skip predicate; the grid agrees with brute force and, on random points, with the tree with
+// affine maps to the bit.
+TEST(TetGrid, AgreesWithTheTreeOnAShellThroughASubsetAndASkipPredicate) {
+  const TetMesh mesh = make_sphere_mesh(1.0, 10);
+  std::vector<Index> shell;
+  for (Index tet = 0; tet < mesh.tet_count(); ++tet) {
+    const Index node = mesh.tets[static_cast<std::size_t>(4 * tet)];
+    const double r = std::hypot(mesh.positions[3 * node], mesh.positions[3 * node + 1], mesh.positions[3 * node + 2]);
+    if (r > 0.7) shell.push_back(tet);
+  }
+  ASSERT_GT(shell.size(), 200u);
+  const std::vector<double> positions = perturbed_positions(mesh, 0.2, 0.1, 0.1, 3);
+  const TetGrid grid(mesh.tets, shell, positions);
+  const TetBvh tree(mesh.tets, shell, positions, TetBvhOptions{.affine_maps = true});
+  const auto skip_multiples_of_three = [](Index tet) { return tet % 3 == 0; };
+  const std::vector<Vec3> points = random_points(positions, 4000, 4);
+  const int found = expect_agrees_with_brute_force(grid, mesh, positions, shell, points, skip_multiples_of_three);
+  EXPECT_GT(found, 200);
+  for (const Vec3& point : points) {
+    const auto from_grid = grid.locate(point, skip_multiples_of_three);
+    const auto from_tree = tree.locate(point, skip_multiples_of_three);
+    ASSERT_EQ(from_grid.has_value(), from_tree.has_value());
+    if (!from_grid) continue;
+    EXPECT_EQ(from_grid->tet, from_tree->tet);
+    EXPECT_EQ(from_grid->weights, from_tree->weights);
+  }
+}
+
+// A refit moves and deforms the body; the grid answers for the positions of its last refit
+// only (it keeps its own copy), and points outside its box find nothing.
+TEST(TetGrid, RefitFollowsNewPositionsAndKeepsItsOwnCopy) {
+  const TetMesh mesh = make_box_mesh(1.0, 1.0, 1.0, 6);
+  TetGrid grid(mesh.tets, all_tets(mesh), perturbed_positions(mesh, 1.0 / 6, 0.1, 0.0, 5));
+  std::vector<double> moved = perturbed_positions(mesh, 1.0 / 6, 0.2, -0.3, 6);
+  for (std::size_t node = 0; node < moved.size() / 3; ++node) moved[3 * node + 1] += 5.0;
+  grid.refit(moved);
+  const int found = expect_agrees_with_brute_force(grid, mesh, moved, all_tets(mesh), random_points(moved, 2000, 7));
+  EXPECT_GT(found, 500);
+  EXPECT_FALSE(grid.locate({0.5, 0.5, 0.5}));  // where the body was
+  const std::vector<double> kept = moved;
+  std::fill(moved.begin(), moved.end(), 0.0);  // the caller's array changes after the refit
+  EXPECT_GT(expect_agrees_with_brute_force(grid, mesh, kept, all_tets(mesh), random_points(kept, 500, 8)), 100);
+}
+
+// Above 1,024 tets the vertices, maps and boxes are taken on several threads: the same grid,
+// hence the same answers, as on one.
+TEST(TetGrid, RefitOnTwoThreadsEqualsRefitOnOne) {
+  const TetMesh mesh = make_box_mesh(1.0, 1.0, 1.0, 8);
+  ASSERT_GT(mesh.tet_count(), 1024);
+  const std::vector<double> moved = perturbed_positions(mesh, 1.0 / 8, 0.2, -0.3, 12);
+  TetGrid one(mesh.tets, all_tets(mesh), mesh.positions);
+  TetGrid two(mesh.tets, all_tets(mesh), mesh.positions);
+  one.refit(moved, 1);
+  two.refit(moved, 2);
+  EXPECT_EQ(one.cell_counts(), two.cell_counts());
+  int found = 0;
+  for (const Vec3& point : random_points(moved, 2000, 13)) {
+    const auto a = one.locate(point);
+    const auto b = two.locate(point);
+    ASSERT_EQ(a.has_value(), b.has_value());
+    if (!a) continue;
+    ++found;
+    EXPECT_EQ(a->tet, b->tet);
+    EXPECT_EQ(a->weights, b->weights);
+  }
+  EXPECT_GT(found, 500);
+}
+
+// A tet far from the others must not blow the grid up (the cells grow coarser instead); a
+// flat tet is never returned, an inverted one is found.
+TEST(TetGrid, AFarTetMakesCoarserCellsAndFlatAndInvertedTetsAreHandled) {
+  const std::vector<double> positions = {0, 0, 0, 1, 0, 0, 0, 1, 0, 1, 1, 0,         // flat square
+                                         5, 0, 0, 5, 1, 0, 6, 0, 0, 5, 0, 1,         // inverted
+                                         9, 0, 0, 10, 0, 0, 9, 1, 0, 9, 0, 1,        // valid
+                                         1e8, 0, 0, 1e8 + 1, 0, 0, 1e8, 1, 0, 1e8, 0, 1};  // far
+  const std::vector<Index> connectivity = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15};
+  const TetGrid grid(connectivity, {0, 1, 2, 3}, positions);
+  const auto cells = grid.cell_counts();
+  EXPECT_LE(cells[0] * cells[1] * cells[2], 32);
+  EXPECT_FALSE(grid.locate({0.25, 0.25, 0.0}));
+  const auto inverted = grid.locate({5.1, 0.1, 0.1});
+  ASSERT_TRUE(inverted);
+  EXPECT_EQ(inverted->tet, 1);
+  const auto valid = grid.locate({9.1, 0.1, 0.1});
+  ASSERT_TRUE(valid);
+  EXPECT_EQ(valid->tet, 2);
+  EXPECT_NEAR(valid->weights[0], 0.7, 1e-12);
+  const auto far = grid.locate({1e8 + 0.1, 0.1, 0.1});
+  ASSERT_TRUE(far);
+  EXPECT_EQ(far->tet, 3);
+  EXPECT_FALSE(grid.locate({5e7, 0.1, 0.1}));
+}
+
+// A tet with a coordinate that is not finite holds nothing; the others are found as before.
+TEST(TetGrid, TetsWithNonFiniteCoordinatesAreLeftOut) {
+  const TetMesh mesh = make_box_mesh(1.0, 1.0, 1.0, 4);
+  std::vector<double> positions = mesh.positions;
+  const Index bad_node = mesh.tets[0];
+  positions[3 * bad_node + 1] = std::numeric_limits<double>::quiet_NaN();
+  const TetGrid grid(mesh.tets, all_tets(mesh), positions);
+  std::vector<Index> finite_tets;
+  for (Index tet = 0; tet < mesh.tet_count(); ++tet) {
+    bool touches = false;
+    for (int c = 0; c < 4; ++c) touches = touches || mesh.tets[static_cast<std::size_t>(4 * tet + c)] == bad_node;
+    if (!touches) finite_tets.push_back(tet);
+  }
+  ASSERT_LT(finite_tets.size(), static_cast<std::size_t>(mesh.tet_count()));
+  const int found = expect_agrees_with_brute_force(grid, mesh, positions, finite_tets, random_points(mesh.positions, 1000, 10));
+  EXPECT_GT(found, 400);
+  EXPECT_FALSE(grid.locate({std::numeric_limits<double>::quiet_NaN(), 0.5, 0.5}));
+}
+
+TEST(TetGrid, EmptySubsetsAndIdsOutsideTheMesh) {
+  const TetMesh mesh = make_box_mesh(1.0, 1.0, 1.0, 2);
+  const TetGrid empty(mesh.tets, {}, mesh.positions);
+  EXPECT_EQ(empty.size(), 0u);
+  EXPECT_FALSE(empty.locate({0.5, 0.5, 0.5}));
+  EXPECT_THROW(TetGrid(mesh.tets, {0, mesh.tet_count()}, mesh.positions), std::invalid_argument);
+  EXPECT_THROW(TetGrid(mesh.tets, {-1}, mesh.positions), std::invalid_argument);
+  const std::span<const double> too_few_nodes(mesh.positions.data(), 6);
+  EXPECT_THROW(TetGrid(mesh.tets, {0}, too_few_nodes), std::invalid_argument);
+  TetGrid grid(mesh.tets, {0, 1}, mesh.positions);
+  EXPECT_THROW(grid.refit(too_few_nodes), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace cholsim::fem
