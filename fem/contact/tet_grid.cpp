@@ -92,11 +92,11 @@ void TetGrid::refit(std::span<const double> positions, int threads) {
     if (finite_[entry] != 0) for_each_cell(entry, [&](std::size_t cell) { ++cell_start_[cell + 1]; });
   }
   for (std::size_t cell = 0; cell < cell_total; ++cell) cell_start_[cell + 1] += cell_start_[cell];
-  cell_entries_.resize(at(cell_start_[cell_total]));
-  std::vector<Index> filled(cell_start_.begin(), cell_start_.end() - 1);
+  cell_entries_.resize(cell_start_[cell_total]);
+  std::vector<std::size_t> filled(cell_start_.begin(), cell_start_.end() - 1);
   for (std::size_t entry = 0; entry < entries; ++entry) {
     if (finite_[entry] == 0) continue;
-    for_each_cell(entry, [&](std::size_t cell) { cell_entries_[at(filled[cell]++)] = static_cast<Index>(entry); });
+    for_each_cell(entry, [&](std::size_t cell) { cell_entries_[filled[cell]++] = static_cast<Index>(entry); });
   }
 }
 
@@ -173,8 +173,8 @@ std::optional<TetLocation> TetGrid::locate(const Vec3& point, const std::functio
   if (!cell) return std::nullopt;
   const std::size_t index = cell_index((*cell)[0], (*cell)[1], (*cell)[2]);
   BestTetLocation best;
-  for (Index k = cell_start_[index]; k < cell_start_[index + 1]; ++k) {
-    const auto entry = at(cell_entries_[at(k)]);
+  for (std::size_t k = cell_start_[index]; k < cell_start_[index + 1]; ++k) {
+    const auto entry = at(cell_entries_[k]);
     if (!maps_[entry].may_contain(point)) continue;
     const Index tet = tet_ids_[entry];
     if (skip && skip(tet)) continue;

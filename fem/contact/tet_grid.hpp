@@ -73,7 +73,9 @@ class TetGrid {
   linalg::Vec3 origin_;
   double cell_size_ = 1.0;
   std::array<linalg::Index, 3> cells_{0, 0, 0};
-  std::vector<linalg::Index> cell_start_;    ///< per cell: where its entries start in cell_entries_
+  /// Per cell: where its entries start in cell_entries_ (64-bit: a few huge tets among many
+  /// small ones may each reach many cells).
+  std::vector<std::size_t> cell_start_;
   std::vector<linalg::Index> cell_entries_;  ///< entries by cell, each cell's in entry order
 };
 
