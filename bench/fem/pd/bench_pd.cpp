@@ -449,6 +449,7 @@ class FixedRegionInnerIteration {
 
   [[nodiscard]] Index prone_nodes() const { return simulation_.setup().prone_nodes; }
   [[nodiscard]] Index tet_count() const { return scene_.mesh.tet_count(); }
+  [[nodiscard]] std::size_t proxy_count() const { return scene_.proxies.size(); }
 
   /// Seconds of one inner iteration.
   double time_once() {
@@ -712,8 +713,9 @@ int main(int argc, char** argv) {
     std::printf("| %s | ", scene.c_str());
     for (std::size_t i = 0; i < rows.size(); ++i) {
       worst = std::max(worst, std::abs(rows[i].second / mean - 1.0));
-      std::printf("%ldK tets, N_c %ld, %zu springs: %s ms | ", static_cast<long>(rows[i].first / 1000),
-                  static_cast<long>(regions[i]), fewest_proxies, ms(rows[i].second).c_str());
+      std::printf("%ldK tets, N_c %ld, %zu proxies, %zu springs: %s ms | ", static_cast<long>(rows[i].first / 1000),
+                  static_cast<long>(regions[i]), iterations[i]->proxy_count(), fewest_proxies,
+                  ms(rows[i].second).c_str());
     }
     std::printf("largest deviation from the mean %.0f %% | holds (±20 %%): %s |\n", 100.0 * worst, verdict(worst <= 0.2));
   }
