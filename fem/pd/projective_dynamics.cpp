@@ -1,5 +1,3 @@
-#include <cstdio>
-#include <cstdlib>
 #include "fem/pd/projective_dynamics.hpp"
 
 #include <algorithm>
@@ -270,7 +268,6 @@ void PdSimulation::run_outer_iteration(PdFrameStats& stats) {
     const std::vector<SpringRow> sutures = suture_springs();
     collision_springs_.insert(collision_springs_.end(), sutures.begin(), sutures.end());
     times.detection += seconds_since(start);
-    if (getenv("PD_TIMES")) fprintf(stderr, "TIMING detect%d %.3f ms springs %zu\n", j, 1e3*seconds_since(start), collision_springs_.size());
 
     start = Clock::now();
     model_->local_step(positions_, prone_elements_);
