@@ -185,8 +185,7 @@ std::vector<std::array<Index, 4>> checked_tet_corners(std::span<const Index> tet
   return corners;
 }
 
-TetBvh::TetBvh(std::span<const Index> tet_connectivity, std::vector<Index> tet_ids, std::span<const double> positions,
-               TetBvhOptions options)
+TetBvh::TetBvh(std::span<const Index> tet_connectivity, std::vector<Index> tet_ids, std::span<const double> positions)
     : tet_ids_(std::move(tet_ids)) {
   tet_corners_ = checked_tet_corners(tet_connectivity, tet_ids_, positions, "TetBvh");  // mesh node ids until
                                                                                       // number_vertices_in_leaf_order
@@ -205,7 +204,6 @@ TetBvh::TetBvh(std::span<const Index> tet_connectivity, std::vector<Index> tet_i
   nodes_.reserve(2 * (tet_ids_.size() / kLeafSize + 1));
   build_subtree(centroids, 0, static_cast<Index>(tet_ids_.size()));
   number_vertices_in_leaf_order();
-  if (options.affine_maps) affine_maps_.resize(tet_ids_.size());
   refit(positions);
 }
 
@@ -269,10 +267,6 @@ void TetBvh::check_positions(std::span<const double> positions, const char* call
                                 " coordinates given, the tree's tets need " +
                                 std::to_string(required_position_count_));
   }
-}
-
-bool TetBvh::may_contain(std::size_t entry, const Vec3& point) const {
-  return affine_maps_.empty() || affine_maps_[entry].may_contain(point);
 }
 
 std::array<Vec3, 4> TetBvh::tet_vertices(std::size_t entry) const {
@@ -347,11 +341,6 @@ void TetBvh::fit_node(Index index) {
     return;
   }
   fit_leaf_box(vertex_positions_.data(), &tet_corners_[at(node.first)], node.leaf_count, node.lower, node.upper);
-  if (!affine_maps_.empty()) {
-    for (Index entry = node.first; entry < node.first + node.leaf_count; ++entry) {
-      affine_maps_[at(entry)] = TetAffineMap::of(tet_vertices(at(entry)));
-    }
-  }
   // Grow the leaf box as far as the weight tolerance lets a point stray outside a tet, so
   // that the box test never rejects a point locate would accept.
   const double padding = 4.0 * kWeightTolerance * largest_component(node.upper - node.lower);
@@ -374,7 +363,6 @@ std::optional<TetLocation> TetBvh::locate(const Vec3& point, const std::function
       continue;
     }
     for (Index entry = node.first; entry < node.first + node.leaf_count; ++entry) {
-      if (!may_contain(at(entry), point)) continue;
       const Index tet = tet_ids_[at(entry)];
       if (skip && skip(tet)) continue;
       best.consider(tet, tet_vertices(at(entry)), point);

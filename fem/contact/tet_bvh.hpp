@@ -50,7 +50,8 @@ inline constexpr double kTetWeightTolerance = 1e-10;
 /// rows·(point − origin), w₀ = 1 − w₁ − w₂ − w₃ (the inverse of the tet's edge matrix); NaN
 /// rows for a degenerate tet. A first test for point location, a 3 × 3 product instead of
 /// Cramer's rule: it rejects most candidates, and the weights of the rest still come from
-/// barycentric_weights, so answers do not depend on whether a locator keeps maps.
+/// barycentric_weights, so a locator that keeps maps (TetGrid) answers as one that does not
+/// (TetBvh, whose large trees are refit more often than queried).
 struct TetAffineMap {
   std::array<linalg::Vec3, 3> rows;
   linalg::Vec3 origin;
@@ -79,16 +80,6 @@ std::vector<std::array<linalg::Index, 4>> checked_tet_corners(std::span<const li
                                                               std::span<const linalg::Index> tet_ids,
                                                               std::span<const double> positions, const char* who);
 
-/// What a TetBvh keeps besides its boxes.
-struct TetBvhOptions {
-  /// Each tet's barycentric coordinates as an affine function of the point, recomputed by
-  /// refit() (96 bytes a tet): locate() then rejects most of the tets whose box holds the
-  /// point with a 3 × 3 product instead of Cramer's rule and the caller's skip test. For trees
-  /// queried many times per refit (every collision proxy against the collision-prone tets);
-  /// for a large tree refit once per few hundred queries the maps cost more than they save.
-  bool affine_maps = false;
-};
-
 /// An AABB tree over a subset of the tets of a mesh, split at the median centroid along the
 /// longest axis. Queries are const and thread-safe; refit() is not (call it between queries).
 class TetBvh {
@@ -104,7 +95,7 @@ class TetBvh {
   /// std::invalid_argument for a tet id outside the connectivity or a node id outside
   /// `positions`. An empty subset gives a tree that finds nothing.
   TetBvh(std::span<const linalg::Index> tet_connectivity, std::vector<linalg::Index> tet_ids,
-         std::span<const double> positions, TetBvhOptions options = {});
+         std::span<const double> positions);
 
   /// Takes the new `positions` (same node numbering) and recomputes every box without
   /// changing the tree: O(tets), on `threads` threads (the boxes do not depend on their
@@ -155,8 +146,6 @@ class TetBvh {
   void number_vertices_in_leaf_order();
   /// An entry's vertices at the positions of the last refit.
   [[nodiscard]] std::array<linalg::Vec3, 4> tet_vertices(std::size_t entry) const;
-  /// False when the entry's map puts `point` clearly outside its tet (no map: true).
-  [[nodiscard]] bool may_contain(std::size_t entry, const linalg::Vec3& point) const;
 
   std::vector<Node> nodes_;
   std::vector<linalg::Index> tet_ids_;                     ///< mesh tet id of each entry, in leaf order
@@ -165,7 +154,6 @@ class TetBvh {
   /// By local id, as of the last refit: x, y, z and a zero, so that a leaf's box is fit a
   /// vertex at a time in vector registers.
   linalg::CacheAlignedVector<std::array<double, 4>> vertex_positions_;
-  std::vector<TetAffineMap> affine_maps_;                  ///< per entry, when the options ask
   std::size_t required_position_count_ = 0;                ///< 3 · (largest node id + 1)
 };
 

@@ -110,47 +110,6 @@ TEST(TetBvh, SubsetAndSkipPredicateAreRespected) {
   EXPECT_FALSE(empty.locate({0.0, 0.0, 0.5}));
 }
 
-// With affine maps a query rejects most tets by the map and takes Cramer's rule only for the
-// rest: the answers (tet and weights, to the bit) are those of the tree without maps, for
-// points inside, outside, on shared faces and at nodes, through a skip predicate, after a
-// refit that moves and deforms the mesh, and with a flat tet in the tree.
-TEST(TetBvh, AffineMapsGiveTheSameAnswersAsCramersRule) {
-  const TetMesh mesh = make_box_mesh(1.0, 0.75, 0.5, 6);
-  const double cell = 1.0 / 6;
-  std::vector<double> positions = perturbed_positions(mesh, cell, 0.15, 0.2, 8);
-  // Flatten one tet: its last node onto the middle of an edge.
-  for (int c = 0; c < 3; ++c) {
-    positions[3 * mesh.tets[3] + c] = 0.5 * (positions[3 * mesh.tets[1] + c] + positions[3 * mesh.tets[2] + c]);
-  }
-  TetBvh plain(mesh.tets, all_tets(mesh), positions);
-  TetBvh mapped(mesh.tets, all_tets(mesh), positions, TetBvhOptions{.affine_maps = true});
-  std::vector<Vec3> points = random_points(positions, 2000, 9);
-  for (std::size_t node = 0; node < 40; ++node) points.push_back(node_at(positions, static_cast<Index>(node)));
-  const auto skip_odd = [](Index tet) { return tet % 2 == 1; };
-  const auto expect_same = [&](const char* when) {
-    int found = 0;
-    for (const Vec3& point : points) {
-      for (const bool skipping : {false, true}) {
-        const auto expected = skipping ? plain.locate(point, skip_odd) : plain.locate(point);
-        const auto actual = skipping ? mapped.locate(point, skip_odd) : mapped.locate(point);
-        ASSERT_EQ(expected.has_value(), actual.has_value()) << when;
-        if (!expected) continue;
-        ++found;
-        EXPECT_EQ(actual->tet, expected->tet) << when;
-        EXPECT_EQ(actual->weights, expected->weights) << when;
-      }
-    }
-    EXPECT_GT(found, 1000) << when;
-  };
-  expect_same("as built");
-  std::vector<double> moved = perturbed_positions(mesh, cell, 0.2, -0.3, 10);
-  for (std::size_t node = 0; node < moved.size() / 3; ++node) moved[3 * node + 2] -= 3.0;
-  plain.refit(moved);
-  mapped.refit(moved, 2);
-  points = random_points(moved, 2000, 11);
-  expect_same("after a refit");
-}
-
 TEST(TetBvh, PointOnASharedFaceIsFoundInOneOfItsTets) {
   const TetMesh mesh = make_box_mesh(1.0, 1.0, 1.0, 2);
   const TetBvh tree(mesh.tets, all_tets(mesh), mesh.positions);

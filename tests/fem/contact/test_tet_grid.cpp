@@ -16,6 +16,7 @@ namespace {
 using linalg::Vec3;
 using tet_location_checks::all_tets;
 using tet_location_checks::expect_agrees_with_brute_force;
+using tet_location_checks::node_at;
 using tet_location_checks::perturbed_positions;
 using tet_location_checks::random_points;
 
@@ -33,8 +34,8 @@ TEST(TetGrid, LocatesLikeBruteForceOnADeformedBox) {
 }
 
 // A shell of tets (the collision-prone layer's shape: the outer layer of a ball), a subset and
-// a skip predicate; the grid agrees with brute force and, on random points, with the tree with
-// affine maps to the bit.
+// a skip predicate; the grid agrees with brute force and, on random points, with the tree to
+// the bit.
 TEST(TetGrid, AgreesWithTheTreeOnAShellThroughASubsetAndASkipPredicate) {
   const TetMesh mesh = make_sphere_mesh(1.0, 10);
   std::vector<Index> shell;
@@ -46,7 +47,7 @@ TEST(TetGrid, AgreesWithTheTreeOnAShellThroughASubsetAndASkipPredicate) {
   ASSERT_GT(shell.size(), 200u);
   const std::vector<double> positions = perturbed_positions(mesh, 0.2, 0.1, 0.1, 3);
   const TetGrid grid(mesh.tets, shell, positions);
-  const TetBvh tree(mesh.tets, shell, positions, TetBvhOptions{.affine_maps = true});
+  const TetBvh tree(mesh.tets, shell, positions);
   const auto skip_multiples_of_three = [](Index tet) { return tet % 3 == 0; };
   const std::vector<Vec3> points = random_points(positions, 4000, 4);
   const int found = expect_agrees_with_brute_force(grid, mesh, positions, shell, points, skip_multiples_of_three);
@@ -59,6 +60,52 @@ TEST(TetGrid, AgreesWithTheTreeOnAShellThroughASubsetAndASkipPredicate) {
     EXPECT_EQ(from_grid->tet, from_tree->tet);
     EXPECT_EQ(from_grid->weights, from_tree->weights);
   }
+}
+
+// The grid rejects most candidates by their affine maps and takes Cramer's rule for the rest;
+// the tree takes Cramer's rule for every tet whose box holds the point. The answers (tet and
+// weights, to the bit) are the same for points inside, outside and at nodes (on many faces at
+// once), through a skip predicate, after a refit that moves and deforms the mesh, and with a
+// flat tet among them.
+TEST(TetGrid, AffineMapsGiveTheTreesAnswers) {
+  const TetMesh mesh = make_box_mesh(1.0, 0.75, 0.5, 6);
+  const double cell = 1.0 / 6;
+  std::vector<double> positions = perturbed_positions(mesh, cell, 0.15, 0.2, 8);
+  // Flatten one tet: its last node onto the middle of an edge.
+  for (int c = 0; c < 3; ++c) {
+    positions[3 * mesh.tets[3] + c] = 0.5 * (positions[3 * mesh.tets[1] + c] + positions[3 * mesh.tets[2] + c]);
+  }
+  TetBvh tree(mesh.tets, all_tets(mesh), positions);
+  TetGrid grid(mesh.tets, all_tets(mesh), positions);
+  std::vector<Vec3> points = random_points(positions, 2000, 9);
+  for (Index node = 0; node < 40; ++node) points.push_back(node_at(positions, node));
+  const auto skip_odd = [](Index tet) { return tet % 2 == 1; };
+  const auto expect_same = [&](const char* when) {
+    int found = 0;
+    for (const Vec3& point : points) {
+      for (const bool skipping : {false, true}) {
+        const auto expected = skipping ? tree.locate(point, skip_odd) : tree.locate(point);
+        const auto actual = skipping ? grid.locate(point, skip_odd) : grid.locate(point);
+        ASSERT_EQ(expected.has_value(), actual.has_value()) << when;
+        if (!expected) continue;
+        ++found;
+        // At a node several tets hold the point with the same smallest weight (0): the first
+        // candidate wins, and the two locators meet them in different orders.
+        const double smallest = *std::min_element(expected->weights.begin(), expected->weights.end());
+        if (smallest == 0.0) continue;
+        EXPECT_EQ(actual->tet, expected->tet) << when;
+        EXPECT_EQ(actual->weights, expected->weights) << when;
+      }
+    }
+    EXPECT_GT(found, 1000) << when;
+  };
+  expect_same("as built");
+  std::vector<double> moved = perturbed_positions(mesh, cell, 0.2, -0.3, 10);
+  for (std::size_t node = 0; node < moved.size() / 3; ++node) moved[3 * node + 2] -= 3.0;
+  tree.refit(moved);
+  grid.refit(moved, 2);
+  points = random_points(moved, 2000, 11);
+  expect_same("after a refit");
 }
 
 // A refit moves and deforms the body; the grid answers for the positions of its last refit
