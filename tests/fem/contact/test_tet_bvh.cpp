@@ -124,31 +124,12 @@ TEST(TetBvh, PointOnASharedFaceIsFoundInOneOfItsTets) {
 }
 
 TEST(TetBvh, DegenerateTetsAreNeverReturnedAndInvertedOnesAreFound) {
-  // Tet 0 is flat (all four nodes in z = 0); tet 1 is inverted (negative orientation); tet 2
-  // is a valid tet far away.
-  const std::vector<double> positions = {0, 0, 0, 1, 0, 0, 0, 1, 0, 1, 1, 0,   // flat square
-                                         5, 0, 0, 5, 1, 0, 6, 0, 0, 5, 0, 1,   // inverted
-                                         9, 0, 0, 10, 0, 0, 9, 1, 0, 9, 0, 1};  // valid
-  const std::vector<Index> connectivity = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11};
-  const TetBvh tree(connectivity, {0, 1, 2}, positions);
-  EXPECT_FALSE(tree.locate({0.25, 0.25, 0.0}));  // on the flat tet only
-  const auto inverted = tree.locate({5.1, 0.1, 0.1});
-  ASSERT_TRUE(inverted);
-  EXPECT_EQ(inverted->tet, 1);
-  const auto valid = tree.locate({9.1, 0.1, 0.1});
-  ASSERT_TRUE(valid);
-  EXPECT_EQ(valid->tet, 2);
-  EXPECT_NEAR(valid->weights[0], 0.7, 1e-12);
+  const auto tets = tet_location_checks::flat_inverted_and_valid_tets();
+  tet_location_checks::expect_flat_never_and_inverted_found(TetBvh(tets.connectivity, tets.ids, tets.positions));
 }
 
-TEST(TetBvh, RejectsIdsOutsideTheMesh) {
-  const TetMesh mesh = make_box_mesh(1.0, 1.0, 1.0, 2);
-  EXPECT_THROW(TetBvh(mesh.tets, {0, mesh.tet_count()}, mesh.positions), std::invalid_argument);
-  EXPECT_THROW(TetBvh(mesh.tets, {-1}, mesh.positions), std::invalid_argument);
-  const std::span<const double> too_few_nodes(mesh.positions.data(), 6);
-  EXPECT_THROW(TetBvh(mesh.tets, {0}, too_few_nodes), std::invalid_argument);
-  TetBvh tree(mesh.tets, {0, 1}, mesh.positions);
-  EXPECT_THROW(tree.refit(too_few_nodes), std::invalid_argument);
+TEST(TetBvh, RejectsIdsOutsideTheMeshAndAnEmptySubsetFindsNothing) {
+  tet_location_checks::expect_bad_ids_refused_and_empty_subsets_find_nothing<TetBvh>();
 }
 
 }  // namespace

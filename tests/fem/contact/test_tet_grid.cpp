@@ -151,22 +151,11 @@ TEST(TetGrid, RefitOnTwoThreadsEqualsRefitOnOne) {
 // A tet far from the others must not blow the grid up (the cells grow coarser instead); a
 // flat tet is never returned, an inverted one is found.
 TEST(TetGrid, AFarTetMakesCoarserCellsAndFlatAndInvertedTetsAreHandled) {
-  const std::vector<double> positions = {0, 0, 0, 1, 0, 0, 0, 1, 0, 1, 1, 0,         // flat square
-                                         5, 0, 0, 5, 1, 0, 6, 0, 0, 5, 0, 1,         // inverted
-                                         9, 0, 0, 10, 0, 0, 9, 1, 0, 9, 0, 1,        // valid
-                                         1e8, 0, 0, 1e8 + 1, 0, 0, 1e8, 1, 0, 1e8, 0, 1};  // far
-  const std::vector<Index> connectivity = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15};
-  const TetGrid grid(connectivity, {0, 1, 2, 3}, positions);
+  const auto tets = tet_location_checks::flat_inverted_and_valid_tets(/*far=*/true);
+  const TetGrid grid(tets.connectivity, tets.ids, tets.positions);
   const auto cells = grid.cell_counts();
   EXPECT_LE(cells[0] * cells[1] * cells[2], 32);
-  EXPECT_FALSE(grid.locate({0.25, 0.25, 0.0}));
-  const auto inverted = grid.locate({5.1, 0.1, 0.1});
-  ASSERT_TRUE(inverted);
-  EXPECT_EQ(inverted->tet, 1);
-  const auto valid = grid.locate({9.1, 0.1, 0.1});
-  ASSERT_TRUE(valid);
-  EXPECT_EQ(valid->tet, 2);
-  EXPECT_NEAR(valid->weights[0], 0.7, 1e-12);
+  tet_location_checks::expect_flat_never_and_inverted_found(grid);
   const auto far = grid.locate({1e8 + 0.1, 0.1, 0.1});
   ASSERT_TRUE(far);
   EXPECT_EQ(far->tet, 3);
@@ -193,16 +182,7 @@ TEST(TetGrid, TetsWithNonFiniteCoordinatesAreLeftOut) {
 }
 
 TEST(TetGrid, EmptySubsetsAndIdsOutsideTheMesh) {
-  const TetMesh mesh = make_box_mesh(1.0, 1.0, 1.0, 2);
-  const TetGrid empty(mesh.tets, {}, mesh.positions);
-  EXPECT_EQ(empty.size(), 0u);
-  EXPECT_FALSE(empty.locate({0.5, 0.5, 0.5}));
-  EXPECT_THROW(TetGrid(mesh.tets, {0, mesh.tet_count()}, mesh.positions), std::invalid_argument);
-  EXPECT_THROW(TetGrid(mesh.tets, {-1}, mesh.positions), std::invalid_argument);
-  const std::span<const double> too_few_nodes(mesh.positions.data(), 6);
-  EXPECT_THROW(TetGrid(mesh.tets, {0}, too_few_nodes), std::invalid_argument);
-  TetGrid grid(mesh.tets, {0, 1}, mesh.positions);
-  EXPECT_THROW(grid.refit(too_few_nodes), std::invalid_argument);
+  tet_location_checks::expect_bad_ids_refused_and_empty_subsets_find_nothing<TetGrid>();
 }
 
 }  // namespace

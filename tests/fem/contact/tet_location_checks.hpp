@@ -10,6 +10,7 @@
 #include <optional>
 #include <random>
 #include <span>
+#include <stdexcept>
 #include <vector>
 
 #include "fem/contact/tet_bvh.hpp"
@@ -123,6 +124,58 @@ int expect_agrees_with_brute_force(const Locator& tree, const TetMesh& mesh, std
     EXPECT_NEAR(linalg::norm(reproduced - point), 0.0, 1e-12);
   }
   return found;
+}
+
+/// Tet 0 flat (all four nodes in z = 0), tet 1 inverted (negative orientation), tet 2 valid, and
+/// with `far` a fourth valid tet at x = 10⁸.
+struct SmallTets {
+  std::vector<double> positions;
+  std::vector<Index> connectivity;
+  std::vector<Index> ids;
+};
+
+inline SmallTets flat_inverted_and_valid_tets(bool far = false) {
+  SmallTets tets{{0, 0, 0, 1, 0, 0, 0, 1, 0, 1, 1, 0,     // flat square
+                  5, 0, 0, 5, 1, 0, 6, 0, 0, 5, 0, 1,     // inverted
+                  9, 0, 0, 10, 0, 0, 9, 1, 0, 9, 0, 1},  // valid
+                 {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11},
+                 {0, 1, 2}};
+  if (far) {
+    tets.positions.insert(tets.positions.end(), {1e8, 0, 0, 1e8 + 1, 0, 0, 1e8, 1, 0, 1e8, 0, 1});
+    tets.connectivity.insert(tets.connectivity.end(), {12, 13, 14, 15});
+    tets.ids.push_back(3);
+  }
+  return tets;
+}
+
+/// On flat_inverted_and_valid_tets: the flat tet is never returned, the inverted one is found,
+/// the valid one with the point's weights.
+template <class Locator>
+void expect_flat_never_and_inverted_found(const Locator& locator) {
+  EXPECT_FALSE(locator.locate({0.25, 0.25, 0.0}));  // on the flat tet only
+  const auto inverted = locator.locate({5.1, 0.1, 0.1});
+  ASSERT_TRUE(inverted);
+  EXPECT_EQ(inverted->tet, 1);
+  const auto valid = locator.locate({9.1, 0.1, 0.1});
+  ASSERT_TRUE(valid);
+  EXPECT_EQ(valid->tet, 2);
+  EXPECT_NEAR(valid->weights[0], 0.7, 1e-12);
+}
+
+/// A tet id outside the connectivity, a node outside the positions and a refit with too few
+/// positions are refused; an empty subset finds nothing.
+template <class Locator>
+void expect_bad_ids_refused_and_empty_subsets_find_nothing() {
+  const TetMesh mesh = make_box_mesh(1.0, 1.0, 1.0, 2);
+  const Locator empty(mesh.tets, {}, mesh.positions);
+  EXPECT_EQ(empty.size(), 0u);
+  EXPECT_FALSE(empty.locate({0.5, 0.5, 0.5}));
+  EXPECT_THROW(Locator(mesh.tets, {0, mesh.tet_count()}, mesh.positions), std::invalid_argument);
+  EXPECT_THROW(Locator(mesh.tets, {-1}, mesh.positions), std::invalid_argument);
+  const std::span<const double> too_few_nodes(mesh.positions.data(), 6);
+  EXPECT_THROW(Locator(mesh.tets, {0}, too_few_nodes), std::invalid_argument);
+  Locator locator(mesh.tets, {0, 1}, mesh.positions);
+  EXPECT_THROW(locator.refit(too_few_nodes), std::invalid_argument);
 }
 
 }  // namespace cholsim::fem::tet_location_checks
