@@ -1,9 +1,7 @@
 #include "solvers/qp/augmented_lagrangian.hpp"
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
-#include <cstdio>
 #include <limits>
 #include <memory>
 #include <optional>
@@ -21,17 +19,8 @@
 namespace cholsim::solvers::qp {
 namespace {
 
-using Clock = std::chrono::steady_clock;
 using linalg::CscMatrix;
 using linalg::Offset;
-
-double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
-
-std::string scientific(double value) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%.2e", value);
-  return text;
-}
 
 /// The rows of E and then of C as the columns of one n × (p + q) matrix.
 CscMatrix stacked_rows(const QpProblem& problem) {
@@ -147,7 +136,7 @@ class ProximalAugmentedLagrangian {
         best = solution;
         best_residual = residual;
       }
-      if (stats_.newton_steps >= options_.max_newton_steps || stats_.outer_iterations >= options_.max_outer_iterations) {
+      if (out_of_iterations()) {
         message = "the worst scaled KKT residual is still " + scientific(residual) + " after " +
                   std::to_string(stats_.newton_steps) + " Newton steps and " +
                   std::to_string(stats_.outer_iterations) + " multiplier updates";
@@ -163,15 +152,15 @@ class ProximalAugmentedLagrangian {
       return solution;
     }
     solution = candidate(x);
-    solution.status = stats_.newton_steps >= options_.max_newton_steps ||
-                              stats_.outer_iterations >= options_.max_outer_iterations
-                          ? QpStatus::iteration_limit
-                          : QpStatus::numerical_failure;
+    solution.status = out_of_iterations() ? QpStatus::iteration_limit : QpStatus::numerical_failure;
     solution.message = message;
     return solution;
   }
 
  private:
+  [[nodiscard]] bool out_of_iterations() const {
+    return stats_.newton_steps >= options_.max_newton_steps || stats_.outer_iterations >= options_.max_outer_iterations;
+  }
   [[nodiscard]] bool is_equality(Index r) const { return r < equalities_; }
   [[nodiscard]] Index row_count() const { return rows_.cols; }
   [[nodiscard]] std::size_t begin_of(Index r) const { return static_cast<std::size_t>(rows_.col_ptr[static_cast<std::size_t>(r)]); }

@@ -1,19 +1,11 @@
 #include "solvers/qp/changing_columns_factor.hpp"
 
-#include <chrono>
 #include <utility>
 
 #include "factor/update/changed_supernodes.hpp"
+#include "solvers/qp/qp_problem.hpp"
 
 namespace cholsim::solvers::qp {
-
-namespace {
-
-using Clock = std::chrono::steady_clock;
-
-double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
-
-}  // namespace
 
 ChangingColumnsFactor::ChangingColumnsFactor(std::shared_ptr<const factor::Symbolic>& analysis,
                                              factor::OrderingMethod ordering, int threads)

@@ -9,9 +9,7 @@
 #include "solvers/qp/interior_point.hpp"
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
-#include <cstdio>
 #include <limits>
 #include <optional>
 #include <stdexcept>
@@ -25,11 +23,6 @@ namespace cholsim::solvers::qp {
 namespace {
 
 using linalg::DenseMatrix;
-using Clock = std::chrono::steady_clock;
-
-double seconds_since(Clock::time_point start) {
-  return std::chrono::duration<double>(Clock::now() - start).count();
-}
 
 double max_abs(std::span<const double> v) {
   double largest = 0.0;
@@ -85,13 +78,6 @@ struct WorkingProblem {
   std::size_t variables, equalities, inequalities;
   double hessian_scale, equality_scale, inequality_scale, linear_scale, rhs_scale;
 };
-
-/// A residual for a message: 2.2e-07, where std::to_string would print 0.000000.
-std::string scientific(double value) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%.1e", value);
-  return text;
-}
 
 /// An iterate, or a direction: primal x, slacks s, multipliers y and z.
 struct PrimalDual {
@@ -323,13 +309,13 @@ class MehrotraIterations {
       if (kkt.worst() <= options_.tolerance) return {QpStatus::optimal, {}};
       remember_if_acceptable(kkt.worst());
       if (best_residual_ < 1e-3 * kkt.worst()) {
-        return accept_best("the next iterate's worst scaled residual rose to " + scientific(kkt.worst()));
+        return accept_best("the next iterate's worst scaled residual rose to " + scientific(kkt.worst(), 1));
       }
       if (const auto certificate = certified_outcome(kkt, iteration)) return *certificate;
       if (iteration == options_.max_iterations) {
-        const std::string why = "no KKT point within tolerance " + scientific(options_.tolerance) + " after " +
+        const std::string why = "no KKT point within tolerance " + scientific(options_.tolerance, 1) + " after " +
                                 std::to_string(iteration) + " iterations; worst scaled residual " +
-                                scientific(kkt.worst());
+                                scientific(kkt.worst(), 1);
         if (best_point_) return accept_best(why);
         return {QpStatus::iteration_limit, why};
       }
@@ -482,8 +468,8 @@ class MehrotraIterations {
   /// The remembered iterate, as optimal within acceptable_tolerance.
   LoopOutcome accept_best(const std::string& why) {
     point_ = *best_point_;
-    return {QpStatus::optimal, "accepted the iterate with worst scaled residual " + scientific(best_residual_) +
-                                   " (acceptable tolerance " + scientific(options_.acceptable_tolerance) +
+    return {QpStatus::optimal, "accepted the iterate with worst scaled residual " + scientific(best_residual_, 1) +
+                                   " (acceptable tolerance " + scientific(options_.acceptable_tolerance, 1) +
                                    "): " + why};
   }
 

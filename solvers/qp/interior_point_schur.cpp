@@ -4,7 +4,6 @@
 // whose Newton matrix S + C₂ᵀDC₂ + ρE₂ᵀE₂ + δI is a dense low-rank update of S (seed 004
 // §4.4, eq. 19), refactored densely every iteration.
 #include <algorithm>
-#include <chrono>
 #include <utility>
 
 #include "factor/schur/schur_system.hpp"
@@ -15,11 +14,6 @@ namespace {
 
 using linalg::CscMatrix;
 using linalg::DenseMatrix;
-using Clock = std::chrono::steady_clock;
-
-double seconds_since(Clock::time_point start) {
-  return std::chrono::duration<double>(Clock::now() - start).count();
-}
 
 /// The columns `columns` (sorted) of a constraint matrix, in that order; every other column
 /// must be empty.

@@ -3,7 +3,6 @@
 // values-only incremental refactorization of the supernodes holding constrained columns and
 // their ancestors (seed 000 §4.3).
 #include <algorithm>
-#include <chrono>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -18,11 +17,6 @@ namespace {
 using linalg::CscMatrix;
 using linalg::Offset;
 using linalg::SymmetricCscMatrix;
-using Clock = std::chrono::steady_clock;
-
-double seconds_since(Clock::time_point start) {
-  return std::chrono::duration<double>(Clock::now() - start).count();
-}
 
 /// Calls visit(i, j, product) for every pair of entries of column `column` of A (the row
 /// `column` of the original matrix when A is a transpose) with i ≥ j: the lower-triangle

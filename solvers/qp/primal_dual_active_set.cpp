@@ -1,9 +1,7 @@
 #include "solvers/qp/primal_dual_active_set.hpp"
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
-#include <cstdio>
 #include <limits>
 #include <memory>
 #include <optional>
@@ -21,16 +19,7 @@
 namespace cholsim::solvers::qp {
 namespace {
 
-using Clock = std::chrono::steady_clock;
 using linalg::CscMatrix;
-
-double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
-
-std::string scientific(double value) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%.2e", value);
-  return text;
-}
 
 /// A row held as an equality through its multiplier (not by fixing a column).
 struct GeneralRow {

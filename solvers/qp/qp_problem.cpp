@@ -1,5 +1,7 @@
 #include "solvers/qp/qp_problem.hpp"
 
+#include <cstdio>
+
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
@@ -193,6 +195,14 @@ std::vector<Index> constrained_columns(const QpProblem& problem) {
     if (touched(problem.equality) || touched(problem.inequality)) columns.push_back(j);
   }
   return columns;
+}
+
+double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
+
+std::string scientific(double value, int digits) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.*e", digits, value);
+  return text;
 }
 
 }  // namespace cholsim::solvers::qp

@@ -13,6 +13,7 @@
 //   H x − b − Eᵀy − Cᵀz = 0        (stationarity)
 //   E x = e                        (primal, equalities)
 //   s = C x − c ≥ 0,  z ≥ 0,  zᵢsᵢ = 0   (primal, inequalities; complementarity)
+#include <chrono>
 #include <span>
 #include <string>
 #include <string_view>
@@ -93,5 +94,13 @@ void check_problem(const QpProblem& problem);
 /// The columns of H touched by a constraint row (sorted, unique): the Schur set of the
 /// Schur-reduced back ends.
 std::vector<Index> constrained_columns(const QpProblem& problem);
+
+/// The solvers' timings: seconds since `start`.
+using Clock = std::chrono::steady_clock;
+double seconds_since(Clock::time_point start);
+
+/// A residual for a message, `digits` after the point: 2.20e-07, where std::to_string would
+/// print 0.000000.
+std::string scientific(double value, int digits = 2);
 
 }  // namespace cholsim::solvers::qp
