@@ -214,22 +214,23 @@ void replay(const Arguments& arguments, const std::string& scene, const std::vec
           return sparse.solution.status == qp::QpStatus::optimal;
         },
         arguments.repeat, sparse_ok);
+    // The solvers that return a QpSolution, timed alike.
+    const auto time_qp_solution = [&](const auto& solve, qp::QpSolution& solution, bool& ok) {
+      return time_solve(
+          [&] {
+            solution = solve();
+            return solution.status == qp::QpStatus::optimal;
+          },
+          arguments.repeat, ok);
+    };
     qp::QpSolution primal_dual;
     bool primal_dual_ok = false;
-    const double primal_dual_s = time_solve(
-        [&] {
-          primal_dual = qp::solve_primal_dual_active_set(problem, {.threads = 1});
-          return primal_dual.status == qp::QpStatus::optimal;
-        },
-        arguments.repeat, primal_dual_ok);
+    const double primal_dual_s = time_qp_solution(
+        [&] { return qp::solve_primal_dual_active_set(problem, {.threads = 1}); }, primal_dual, primal_dual_ok);
     qp::QpSolution lagrangian;
     bool lagrangian_ok = false;
-    const double lagrangian_s = time_solve(
-        [&] {
-          lagrangian = qp::solve_augmented_lagrangian(problem, {.threads = 1});
-          return lagrangian.status == qp::QpStatus::optimal;
-        },
-        arguments.repeat, lagrangian_ok);
+    const double lagrangian_s = time_qp_solution(
+        [&] { return qp::solve_augmented_lagrangian(problem, {.threads = 1}); }, lagrangian, lagrangian_ok);
     double difference = 0.0;
     for (std::size_t i = 0; i < schur.solution.x.size() && i < sparse.solution.x.size(); ++i) {
       difference = std::max(difference, std::abs(schur.solution.x[i] - sparse.solution.x[i]));
