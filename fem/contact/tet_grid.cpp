@@ -77,7 +77,9 @@ void TetGrid::refit(std::span<const double> positions, int threads) {
     for (auto entry = at(first); entry < at(last); ++entry) take_vertices(entry, positions);
   }, kMinParallelTets);
   size_cells();
-  // Counting sort of the entries by cell, in entry order within a cell.
+  // Counting sort of the entries by cell, in entry order within a cell, without scratch: the
+  // counts summed into each cell's end, then the entries placed from the back, last entry
+  // first, each cell's end moving down to its start.
   const std::size_t cell_total = at(cells_[0]) * at(cells_[1]) * at(cells_[2]);
   cell_start_.assign(cell_total + 1, 0);
   const auto for_each_cell = [&](std::size_t entry, auto&& visit) {
@@ -89,14 +91,13 @@ void TetGrid::refit(std::span<const double> positions, int threads) {
     }
   };
   for (std::size_t entry = 0; entry < entries; ++entry) {
-    if (finite_[entry] != 0) for_each_cell(entry, [&](std::size_t cell) { ++cell_start_[cell + 1]; });
+    if (finite_[entry] != 0) for_each_cell(entry, [&](std::size_t cell) { ++cell_start_[cell]; });
   }
-  for (std::size_t cell = 0; cell < cell_total; ++cell) cell_start_[cell + 1] += cell_start_[cell];
+  for (std::size_t cell = 1; cell <= cell_total; ++cell) cell_start_[cell] += cell_start_[cell - 1];
   cell_entries_.resize(cell_start_[cell_total]);
-  std::vector<std::size_t> filled(cell_start_.begin(), cell_start_.end() - 1);
-  for (std::size_t entry = 0; entry < entries; ++entry) {
+  for (std::size_t entry = entries; entry-- > 0;) {
     if (finite_[entry] == 0) continue;
-    for_each_cell(entry, [&](std::size_t cell) { cell_entries_[filled[cell]++] = static_cast<Index>(entry); });
+    for_each_cell(entry, [&](std::size_t cell) { cell_entries_[--cell_start_[cell]] = static_cast<Index>(entry); });
   }
 }
 
