@@ -3,6 +3,7 @@
 #include "fem/elements/stabilized_hex.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <cstddef>
 #include <utility>
 
@@ -93,6 +94,17 @@ void add_stress_times_gradients(const Mat3& stress, double scale, HexNodes& out)
   out[5] += difference01 + m2;
   out[6] += m2 - difference01;
   out[7] += sum01 + m2;
+}
+
+/// δP_aux = R·δP̂ for a gradient differential δF at the linearization (Algorithm 1
+/// DPAUXDEFINITEFIX in axial-vector form): with a = axial(RᵀδF), ε{L_aux(ε : skew(RᵀδF))} =
+/// [2 L_aux a]×, and the symmetric part contributes λ tr(RᵀδF) I.
+Mat3 aux_stress_differential(const HexLinearization& lin, const Lame& lame, const Mat3& gradient_differential) {
+  const Mat3 rotated = transpose_times(lin.rotation, gradient_differential);
+  Mat3 stress = skew(2.0 * (lin.skew_stiffness * axial_vector(rotated)));
+  const double volumetric = lame.lambda * trace(rotated);
+  for (int i = 0; i < 3; ++i) stress(i, i) += volumetric;
+  return lin.rotation * stress;
 }
 
 /// Ψ_aux = −2μ tr S + μ‖I‖² + (λ/2) tr²(S − I) from tr S = σ1 + σ2 + σ3 (§4.1).
@@ -209,15 +221,8 @@ void add_hex_stiffness_product(const HexLinearization& lin, const HexNodes& dx, 
                                HexNodes& product) {
   const double volume = h * h * h;
   const EdgeDifferences edges = edge_differences(dx);
-  const Mat3 rotated_gradient = transpose_times(lin.rotation, center_gradient(edges, h));  // Rᵀ δF
-  // Algorithm 1 DPAUXDEFINITEFIX in axial-vector form: with a = axial(RᵀδF),
-  // ε{L_aux(ε : skew(RᵀδF))} = [2 L_aux a]×, and the symmetric part contributes λ tr(RᵀδF) I.
-  const Vec3 axial = axial_vector(rotated_gradient);
-  Mat3 stress_differential = skew(2.0 * (lin.skew_stiffness * axial));
-  const double volumetric = lame.lambda * trace(rotated_gradient);
-  for (int i = 0; i < 3; ++i) stress_differential(i, i) += volumetric;
-  // −δf_aux,a = V δP_aux g_a with δP_aux = R δP̂.
-  add_stress_times_gradients(lin.rotation * stress_differential, volume * 0.25 / h, product);
+  // −δf_aux,a = V δP_aux g_a.
+  add_stress_times_gradients(aux_stress_differential(lin, lame, center_gradient(edges, h)), volume * 0.25 / h, product);
   add_edge_laplacian(edges, laplacian_weight(h, lame), product);
 }
 
@@ -307,6 +312,168 @@ HexMatrix hex_stiffness_matrix(const HexLinearization& lin, double h, const Lame
       k[24 * from + to] -= edge_weight;
       k[24 * to + from] -= edge_weight;
     }
+  }
+  return k;
+}
+
+namespace {
+
+// A merged element's edges: edge 4k + m runs along axis k at the corners whose bits on the other
+// two axes (ascending) are m & 1 and m >> 1 (kEdges' order).
+constexpr int other_axis(int k, int which) { return which == 0 ? (k == 0 ? 1 : 0) : (k == 2 ? 1 : 2); }
+
+/// Weight of the coarse edges whose other-axis bit is `bit` at parameter ξ: linear interpolation.
+constexpr double edge_weight_at(double xi, int bit) { return bit != 0 ? xi : 1.0 - xi; }
+
+/// β_qm: the weight of edge 4k + m in column k of the gradient at child q's centre (ξ = ¼ or ¾
+/// on the other axes) — bilinear interpolation of the four edge differences along k.
+double child_gradient_weight(int child, int k, int m) {
+  const double xi1 = 0.25 + 0.5 * (child >> other_axis(k, 0) & 1);
+  const double xi2 = 0.25 + 0.5 * (child >> other_axis(k, 1) & 1);
+  return edge_weight_at(xi1, m & 1) * edge_weight_at(xi2, m >> 1);
+}
+
+/// The present children's edge rules as one quadratic form per axis on the element's edge
+/// differences: E_Δ = ½·(2μh/n)·Σ_k Σ_mn M^k_mn d_4k+m·d_4k+n. A child's edge along k at other-axis
+/// parameters (ξ1, ξ2) spans half the element, so its difference is ½·Σ_m γ_m(ξ1, ξ2)·d_4k+m.
+using EdgeForms = std::array<std::array<std::array<double, 4>, 4>, 3>;
+
+EdgeForms children_edge_forms(std::uint8_t children) {
+  EdgeForms forms{};
+  for (int q = 0; q < 8; ++q) {
+    if ((children >> q & 1) == 0) continue;
+    for (int k = 0; k < 3; ++k) {
+      for (int e1 = 0; e1 < 2; ++e1) {
+        for (int e2 = 0; e2 < 2; ++e2) {
+          const double xi1 = 0.5 * ((q >> other_axis(k, 0) & 1) + e1);
+          const double xi2 = 0.5 * ((q >> other_axis(k, 1) & 1) + e2);
+          std::array<double, 4> gamma{};
+          for (int m = 0; m < 4; ++m) gamma[static_cast<std::size_t>(m)] = 0.5 * edge_weight_at(xi1, m & 1) * edge_weight_at(xi2, m >> 1);
+          for (std::size_t m = 0; m < 4; ++m) {
+            for (std::size_t n = 0; n < 4; ++n) forms[static_cast<std::size_t>(k)][m][n] += gamma[m] * gamma[n];
+          }
+        }
+      }
+    }
+  }
+  return forms;
+}
+
+/// children_edge_forms for every child set, made once (98 KB, read by every coarse product).
+const EdgeForms& edge_forms(std::uint8_t children) {
+  static const std::array<EdgeForms, 256> table = [] {
+    std::array<EdgeForms, 256> forms{};
+    for (int mask = 0; mask < 256; ++mask) forms[static_cast<std::size_t>(mask)] = children_edge_forms(static_cast<std::uint8_t>(mask));
+    return forms;
+  }();
+  return table[children];
+}
+
+/// β for every child, axis and edge, made once.
+using ChildGradientWeights = std::array<std::array<std::array<double, 4>, 3>, 8>;
+const ChildGradientWeights& child_gradient_weights() {
+  static const ChildGradientWeights weights = [] {
+    ChildGradientWeights w{};
+    for (int q = 0; q < 8; ++q) {
+      for (int k = 0; k < 3; ++k) {
+        for (int m = 0; m < 4; ++m) w[static_cast<std::size_t>(q)][static_cast<std::size_t>(k)][static_cast<std::size_t>(m)] = child_gradient_weight(q, k, m);
+      }
+    }
+    return w;
+  }();
+  return weights;
+}
+
+/// ∂E/∂d_e of the merged element for edge differences d (the product's edge-space form).
+EdgeDifferences merged_edge_forces(const HexLinearization& lin, const EdgeDifferences& d, double h, const Lame& lame,
+                                   std::uint8_t children) {
+  const double count = std::popcount(children);
+  const ChildGradientWeights& beta = child_gradient_weights();
+  EdgeDifferences forces{};
+  // Ψ_aux at the present children's centres, each of volume V/8 at 8/n times the averaged
+  // Lamé parameters: (V/n)·Σ_q ½ G_q : σ(G_q), G_q's column k = Σ_m β_qkm·d_4k+m / h.
+  const double aux_scale = h * h / count;  // (V/n)/h
+  for (int q = 0; q < 8; ++q) {
+    if ((children >> q & 1) == 0) continue;
+    const auto& weights = beta[static_cast<std::size_t>(q)];
+    Mat3 gradient;
+    for (int k = 0; k < 3; ++k) {
+      const auto& w = weights[static_cast<std::size_t>(k)];
+      const std::size_t first = 4 * static_cast<std::size_t>(k);
+      gradient.set_col(k, (w[0] * d[first] + w[1] * d[first + 1] + w[2] * d[first + 2] + w[3] * d[first + 3]) * (1.0 / h));
+    }
+    const Mat3 stress = aux_stress_differential(lin, lame, gradient);
+    for (int k = 0; k < 3; ++k) {
+      const Vec3 column = aux_scale * stress.col(k);
+      const auto& w = weights[static_cast<std::size_t>(k)];
+      for (std::size_t m = 0; m < 4; ++m) forces[4 * static_cast<std::size_t>(k) + m] += w[m] * column;
+    }
+  }
+  // Ψ_Δ by the children's edge rules, each weighted μ(h/2)/2 at 8/n times the averaged μ.
+  const double edge_scale = 2.0 * lame.mu * h / count;
+  const EdgeForms& forms = edge_forms(children);
+  for (std::size_t k = 0; k < 3; ++k) {
+    for (std::size_t m = 0; m < 4; ++m) {
+      Vec3 sum;
+      for (std::size_t n = 0; n < 4; ++n) sum += forms[k][m][n] * d[4 * k + n];
+      forces[4 * k + m] += edge_scale * sum;
+    }
+  }
+  return forces;
+}
+
+template <std::size_t... E>
+void scatter_edge_forces(const EdgeDifferences& forces, HexNodes& out, std::index_sequence<E...>) {
+  ((out[static_cast<std::size_t>(kEdges[E].from)] -= forces[E], out[static_cast<std::size_t>(kEdges[E].to)] += forces[E]), ...);
+}
+
+}  // namespace
+
+void add_merged_hex_stiffness_product(const HexLinearization& lin, const HexNodes& dx, double h, const Lame& lame,
+                                      std::uint8_t children, HexNodes& product) {
+  const EdgeDifferences forces = merged_edge_forces(lin, edge_differences(dx), h, lame, children);
+  scatter_edge_forces(forces, product, std::make_index_sequence<12>{});
+}
+
+void add_merged_hex_stiffness_block_diagonal(const HexLinearization& lin, const HangingNodeWeights& w, double h,
+                                             const Lame& lame, std::uint8_t children, std::array<Mat3, 8>& blocks) {
+  const double count = std::popcount(children);
+  const ChildGradientWeights& beta = child_gradient_weights();
+  const EdgeForms& forms = edge_forms(children);
+  for (std::size_t b = 0; b < 8; ++b) {
+    // Ñ_b's slope along every edge (its difference between the edge's ends).
+    std::array<double, 12> slope{};
+    for (std::size_t e = 0; e < 12; ++e) {
+      slope[e] = w[static_cast<std::size_t>(kEdges[e].to)][b] - w[static_cast<std::size_t>(kEdges[e].from)][b];
+    }
+    for (int q = 0; q < 8; ++q) {
+      if ((children >> q & 1) == 0) continue;
+      Vec3 gradient;
+      for (std::size_t k = 0; k < 3; ++k) {
+        const auto& weights = beta[static_cast<std::size_t>(q)][k];
+        gradient[static_cast<int>(k)] =
+            (weights[0] * slope[4 * k] + weights[1] * slope[4 * k + 1] + weights[2] * slope[4 * k + 2] + weights[3] * slope[4 * k + 3]) / h;
+      }
+      blocks[b] += auxiliary_block(lin, gradient, h * h * h / count, lame.lambda);
+    }
+    double laplacian = 0.0;
+    for (std::size_t k = 0; k < 3; ++k) {
+      for (std::size_t m = 0; m < 4; ++m) {
+        for (std::size_t n = 0; n < 4; ++n) laplacian += forms[k][m][n] * slope[4 * k + m] * slope[4 * k + n];
+      }
+    }
+    blocks[b] += (2.0 * lame.mu * h / count * laplacian) * Mat3::identity();
+  }
+}
+
+HexMatrix merged_hex_stiffness_matrix(const HexLinearization& lin, double h, const Lame& lame, std::uint8_t children) {
+  HexMatrix k{};
+  for (std::size_t column = 0; column < 24; ++column) {
+    HexNodes unit{};
+    unit[column / 3][static_cast<int>(column % 3)] = 1.0;
+    HexNodes product{};
+    add_merged_hex_stiffness_product(lin, unit, h, lame, children, product);
+    for (std::size_t row = 0; row < 24; ++row) k[24 * row + column] = product[row / 3][static_cast<int>(row % 3)];
   }
   return k;
 }

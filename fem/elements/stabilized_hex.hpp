@@ -21,6 +21,7 @@
 // All kernels work on fixed-size stack values, never allocate, and accumulate (+=) into their
 // output so a caller can scatter several terms into one buffer.
 #include <array>
+#include <cstdint>
 
 #include "linalg/small_matrix.hpp"
 
@@ -95,6 +96,31 @@ void add_hex_stiffness_block_diagonal(const HexLinearization& lin, const Hanging
 /// the closed form of its blocks: K_(ai),(cj) = V(λ p_ai p_cj + q_aiᵀ L_aux q_cj)
 /// + (2μV / 4h²) Lap_ac δ_ij with p_ai = r_iᵀ g_a, q_ai = g_a × r_i.
 HexMatrix hex_stiffness_matrix(const HexLinearization& lin, double h, const Lame& lame);
+
+/// A coarse multigrid element as the present ones of its 2×2×2 one-point children (issue 24):
+/// bit q of `children` is set when child q (q = bit0 x | bit1 y | bit2 z, edge h/2) holds body.
+/// Its matrix is (8/n)·Σ_q P_qᵀ K_q P_q over the n present children, K_q the stabilized
+/// one-point element of the child at this element's linearization and Lamé parameters, P_q the
+/// trilinear restriction to the child's corners; the coarse Lamé parameters are §7.3's averages
+/// with zeros for missing children, so 8/n gives the present children their own. When the
+/// children share the linearization this is PᵀAP of the finer level exactly.
+///
+/// Why not §7.3's plain re-discretization: a one-point element sees only its centre gradient,
+/// so its 12 hourglass modes rest on the edge rule's Ψ_Δ alone, weighted as at the element's
+/// edges (η = ±½ from the centre), where the children's centres (η = ±¼) and edges weight them
+/// by ¼ of that and add Ψ_aux; and a coarse element that is partly outside the body is the whole
+/// cube at averaged stiffness where its children are a corner or a slab of it. Such coarse
+/// levels are stiff in some directions and soft in others: MGPCG's Ritz values on the
+/// armadillo at 128 cells were 0.037 … 1.41 with four levels; with merged elements 0.068 … 1.04
+/// (docs/benchmarks.md, issue 24, stop 56).
+void add_merged_hex_stiffness_product(const HexLinearization& lin, const HexNodes& dx, double h, const Lame& lame,
+                                      std::uint8_t children, HexNodes& product);
+/// The merged element's 3×3 diagonal blocks of Wᵀ·K·W, one per conforming node (as
+/// add_hex_stiffness_block_diagonal).
+void add_merged_hex_stiffness_block_diagonal(const HexLinearization& lin, const HangingNodeWeights& w, double h,
+                                             const Lame& lame, std::uint8_t children, std::array<linalg::Mat3, 8>& blocks);
+/// The merged element's 24×24 K.
+HexMatrix merged_hex_stiffness_matrix(const HexLinearization& lin, double h, const Lame& lame, std::uint8_t children);
 
 /// N_a(ξ), the trilinear shape functions of the 8 corners at the parameter ξ.
 std::array<double, 8> trilinear_weights(const linalg::Vec3& xi);

@@ -69,6 +69,14 @@ void OctreeElasticOperator::set_springs(std::span<const EmbeddedSpring> springs,
   for (std::size_t k = 0; k < springs.size(); ++k) springs_.push_back({at[k], springs[k].stiffness, springs[k].target});
 }
 
+void OctreeElasticOperator::set_merged_children(std::vector<std::uint8_t> children) {
+  if (!children.empty() && children.size() != lame_.size()) {
+    throw std::invalid_argument("octree operator: " + std::to_string(children.size()) + " child sets for " +
+                                std::to_string(lame_.size()) + " elements");
+  }
+  merged_children_ = std::move(children);
+}
+
 void OctreeElasticOperator::linearize(std::vector<Mat3> deformation_gradients) {
   deformation_gradients_ = std::move(deformation_gradients);
   linearization_.resize(lame_.size());
@@ -106,7 +114,11 @@ void OctreeElasticOperator::apply(std::span<const double> x, std::span<double> y
     HexNodes dx;
     mesh_->gather(e, x, dx);
     HexNodes product{};
-    add_hex_stiffness_product(linearization_[e], dx, mesh_->element_size(e), lame_[e], product);
+    if (const std::uint8_t children = children_of(e); children != 0) {
+      add_merged_hex_stiffness_product(linearization_[e], dx, mesh_->element_size(e), lame_[e], children, product);
+    } else {
+      add_hex_stiffness_product(linearization_[e], dx, mesh_->element_size(e), lame_[e], product);
+    }
     scatter_owned(e, block, product, y);
   });
   for (const PlacedSpring& spring : springs_) {  // few: serial
@@ -138,8 +150,13 @@ std::vector<double> OctreeElasticOperator::diagonal(SpringRows spring_rows) cons
   blocks_.run(threads_, [&](Index e, Index block) {
     const ElementNodes& nodes = mesh_->conforming_nodes[e];
     HexNodes element_diagonal{};
-    add_hex_stiffness_diagonal(linearization_[e], mesh_->interpolation_matrix(e), mesh_->element_size(e), lame_[e],
-                               element_diagonal);
+    if (children_of(e) != 0) {
+      const std::array<Mat3, 8> blocks = element_blocks(e);
+      for (std::size_t b = 0; b < 8; ++b) element_diagonal[b] = {blocks[b](0, 0), blocks[b](1, 1), blocks[b](2, 2)};
+    } else {
+      add_hex_stiffness_diagonal(linearization_[e], mesh_->interpolation_matrix(e), mesh_->element_size(e), lame_[e],
+                                 element_diagonal);
+    }
     for (int b = 0; b < 8; ++b) {
       if (blocks_.owner(nodes[b]) == block) add_nodal(d, nodes[b], element_diagonal[b]);
     }
@@ -165,11 +182,9 @@ std::vector<double> OctreeElasticOperator::smoother_block_diagonal() const {
   for (Index node = 0; node < mesh_->node_count(); ++node) add_block(node, (mass_scale_ * mass_[node]) * Mat3::identity());
   blocks_.run(threads_, [&](Index e, Index block) {
     const ElementNodes& nodes = mesh_->conforming_nodes[e];
-    std::array<Mat3, 8> element_blocks{};
-    add_hex_stiffness_block_diagonal(linearization_[e], mesh_->interpolation_matrix(e), mesh_->element_size(e),
-                                     lame_[e], element_blocks);
+    const std::array<Mat3, 8> own = element_blocks(e);
     for (int b = 0; b < 8; ++b) {
-      if (blocks_.owner(nodes[b]) == block) add_block(nodes[b], element_blocks[b]);
+      if (blocks_.owner(nodes[b]) == block) add_block(nodes[b], own[b]);
     }
   });
   for (const PlacedSpring& spring : springs_) {
@@ -181,6 +196,18 @@ std::vector<double> OctreeElasticOperator::smoother_block_diagonal() const {
       const double w = p.weights[b];
       add_block(mesh_->conforming_nodes[p.element][b], (w * w) * spring.stiffness + Mat3::diagonal((w * (1.0 - w)) * row_sums));
     }
+  }
+  return blocks;
+}
+
+std::array<Mat3, 8> OctreeElasticOperator::element_blocks(Index e) const {
+  std::array<Mat3, 8> blocks{};
+  if (const std::uint8_t children = children_of(e); children != 0) {
+    add_merged_hex_stiffness_block_diagonal(linearization_[e], mesh_->interpolation_matrix(e), mesh_->element_size(e),
+                                            lame_[e], children, blocks);
+  } else {
+    add_hex_stiffness_block_diagonal(linearization_[e], mesh_->interpolation_matrix(e), mesh_->element_size(e),
+                                     lame_[e], blocks);
   }
   return blocks;
 }
@@ -197,7 +224,9 @@ const linalg::SymmetricCscMatrix& OctreeElasticOperator::assemble() const {
   std::vector<double>& values = a.lower.values;
   std::fill(values.begin(), values.end(), 0.0);
   for (Index e = 0; e < mesh_->element_count(); ++e) {
-    HexMatrix k = hex_stiffness_matrix(linearization_[e], mesh_->element_size(e), lame_[e]);
+    const std::uint8_t children = children_of(e);
+    HexMatrix k = children != 0 ? merged_hex_stiffness_matrix(linearization_[e], mesh_->element_size(e), lame_[e], children)
+                                : hex_stiffness_matrix(linearization_[e], mesh_->element_size(e), lame_[e]);
     if (mesh_->hanging[e] != 0) k = conforming_matrix(k, mesh_->interpolation_matrix(e));
     pattern_->scatter_add(e, k.data(), values);  // symmetric: row- and column-major agree
   }
@@ -287,7 +316,7 @@ double OctreeElasticOperator::add_spring_forces(std::span<const double> x, std::
 std::size_t OctreeElasticOperator::memory_bytes() const {
   return blocks_.memory_bytes() + (pattern_ ? pattern_->bytes() + assembled_.lower.values.capacity() * sizeof(double) : 0) + lame_.capacity() * sizeof(Lame) + mass_.capacity() * sizeof(double) +
          deformation_gradients_.capacity() * sizeof(Mat3) + linearization_.capacity() * sizeof(HexLinearization) +
-         springs_.capacity() * sizeof(PlacedSpring);
+         springs_.capacity() * sizeof(PlacedSpring) + merged_children_.capacity();
 }
 
 std::vector<double> lumped_masses(const OctreeMesh& mesh, double density) {

@@ -8,6 +8,7 @@
 // averaged Lamé parameters and deformation gradients (§7.3), never Galerkin-multiplied.
 #include <array>
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <span>
 #include <vector>
@@ -47,6 +48,12 @@ class OctreeElasticOperator {
   /// The springs of this step, springs[k] acting at `at[k]` (its point embedded in this level's
   /// mesh). Throws std::invalid_argument when the sizes differ.
   void set_springs(std::span<const EmbeddedSpring> springs, std::span<const EmbeddedPoint> at);
+  /// Per element of a coarse level, which of its 2×2×2 children the finer level holds (bit q:
+  /// child q; 0 for an element the finer level has unchanged): those elements are the merged
+  /// hexahedra of stabilized_hex.hpp, PᵀAP of their children, not one-point elements. Empty:
+  /// every element is a one-point element (the finest level; §7.3's plain re-discretization).
+  void set_merged_children(std::vector<std::uint8_t> children);
+  [[nodiscard]] std::span<const std::uint8_t> merged_children() const { return merged_children_; }
   /// The linearization at one deformation gradient per element (§4.2); the gradients are kept
   /// (a coarser level averages them, §7.3).
   void linearize(std::vector<linalg::Mat3> deformation_gradients);
@@ -101,6 +108,12 @@ class OctreeElasticOperator {
  private:
   enum class SpringRows { exact, l1 };
   [[nodiscard]] std::vector<double> diagonal(SpringRows spring_rows) const;
+  /// The children of a merged element, 0 for a one-point element.
+  [[nodiscard]] std::uint8_t children_of(linalg::Index element) const {
+    return merged_children_.empty() ? 0 : merged_children_[static_cast<std::size_t>(element)];
+  }
+  /// The 3×3 diagonal blocks of Wᵀ·K·W of `element`, one per conforming node.
+  [[nodiscard]] std::array<linalg::Mat3, 8> element_blocks(linalg::Index element) const;
   /// f̃_b += Σ_a W_ab values_a for the conforming nodes of `element` owned by `block`.
   void scatter_owned(linalg::Index element, linalg::Index block, const HexNodes& values, std::span<double> nodal) const;
   /// nodal += Ñ_b(ξ_p)·value on the conforming nodes of embedded point p (§8: Wᵀ of a point).
@@ -122,6 +135,7 @@ class OctreeElasticOperator {
   std::vector<linalg::Mat3> deformation_gradients_;
   std::vector<HexLinearization> linearization_;
   std::vector<PlacedSpring> springs_;
+  std::vector<std::uint8_t> merged_children_;  ///< per element, empty: none merged
   mutable std::unique_ptr<linalg::AssemblyPattern> pattern_;  ///< made by the first assemble()
   mutable linalg::SymmetricCscMatrix assembled_;               ///< assemble()'s matrix, refilled
 };

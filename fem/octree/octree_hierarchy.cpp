@@ -55,6 +55,21 @@ std::vector<Lame> coarsen_lame(const OctreeMesh& fine, std::span<const Lame> fin
   return lame;
 }
 
+std::vector<std::uint8_t> merged_children(const OctreeMesh& fine, const OctreeMesh& coarse,
+                                          std::span<const Index> coarse_element_of) {
+  std::vector<std::uint8_t> children(static_cast<std::size_t>(coarse.element_count()), 0);
+  for (Index e = 0; e < fine.element_count(); ++e) {
+    const Index c = coarse_element_of[e];
+    const double h = coarse.element_size(c);
+    if (fine.element_size(e) > 0.75 * h) continue;  // the same element on both levels
+    const Vec3 offset = fine.element_origin(e) - coarse.element_origin(c);
+    int child = 0;
+    for (int k = 0; k < 3; ++k) child |= (offset[k] > 0.25 * h ? 1 : 0) << k;
+    children[c] |= static_cast<std::uint8_t>(1 << child);
+  }
+  return children;
+}
+
 std::vector<Mat3> coarsen_deformation_gradients(const OctreeMesh& fine, std::span<const Mat3> fine_f,
                                                 const OctreeMesh& coarse, std::span<const Index> coarse_element_of,
                                                 int threads) {
@@ -97,6 +112,9 @@ OctreeHierarchy::OctreeHierarchy(const BalancedOctree& tree, const Lame& lame, d
     coarse->op = std::make_unique<OctreeElasticOperator>(
         coarse->mesh, coarsen_lame(fine.mesh, fine.op->lame(), coarse->mesh, fine.coarse_element_of),
         restrict_masses(fine.to_coarser, coarse->mesh, fine.op->nodal_mass(), threads_), threads_);
+    if (options.merged_coarse_elements) {
+      coarse->op->set_merged_children(merged_children(fine.mesh, coarse->mesh, fine.coarse_element_of));
+    }
     levels_.push_back(std::move(coarse));
   }
   build_cycle(options);

@@ -6,6 +6,7 @@
 // matrix-free diagonals (§7.4) for the Jacobi smoother, and — cholsim's own twist — the
 // coarsest level solved exactly by the supernodal Cholesky factorization, analysed once and
 // refactorized at every Newton step, instead of 16 Jacobi sweeps.
+#include <cstdint>
 #include <memory>
 #include <span>
 #include <vector>
@@ -32,6 +33,11 @@ struct OctreeLevelsOptions {
   /// with a mismatched hierarchy (OctreeFlesh::prepare_hierarchy); a cycle found indefinite is
   /// handled by the flesh, which halves the damping.
   solvers::VCycleOptions cycle = {.damping = 0.8, .shape = solvers::VCycleOptions::Shape::v};
+  /// Coarse elements merged from finer ones are their children's Galerkin operator (merged
+  /// hexahedra, stabilized_hex.hpp); false: §7.3's one-point re-discretization, the paper's.
+  /// MGPCG to 1e-6 on the armadillo at 128 cells, 4 levels: 25 iterations against 35
+  /// (docs/benchmarks.md, issue 24, stop 56).
+  bool merged_coarse_elements = true;
   int threads = 0;
 };
 
@@ -104,6 +110,11 @@ class OctreeHierarchy {
 
 /// Lamé parameters of a coarse level (§7.3): each coarse element gets the volume-weighted sum
 /// of the fine elements it contains, a missing child counting as zero.
+/// Per coarse element, which of its 2×2×2 children `fine` holds (bit q = bit0 x | bit1 y | bit2
+/// z of the child's position); 0 where the coarse element is a fine element unchanged.
+std::vector<std::uint8_t> merged_children(const OctreeMesh& fine, const OctreeMesh& coarse,
+                                          std::span<const linalg::Index> coarse_element_of);
+
 std::vector<Lame> coarsen_lame(const OctreeMesh& fine, std::span<const Lame> fine_lame, const OctreeMesh& coarse,
                                std::span<const linalg::Index> coarse_element_of);
 /// Deformation gradients of a coarse level (§7.3, Algorithm 4): the average over the fine

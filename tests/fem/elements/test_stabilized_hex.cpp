@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <random>
 
@@ -506,6 +507,86 @@ TEST(StabilizedHex, TrilinearWeightsInterpolateAndReproduceLinearFields) {
   EXPECT_NEAR(point.x, expected.x, 1e-15);
   EXPECT_NEAR(point.y, expected.y, 1e-15);
   EXPECT_NEAR(point.z, expected.z, 1e-15);
+}
+
+/// ½ dxᵀK dx of a coarse element's trilinear field dx (corner values) on the present ones of
+/// its 2×2×2 one-point children (bit q of `children`), every child at the linearization `lin`
+/// and 8/n times `lame` (the §7.3 average over the whole element): PᵀAP of the children.
+double children_energy(const HexLinearization& lin, const HexNodes& dx, std::uint8_t children) {
+  const double scale = 8.0 / std::popcount(children);
+  double energy = 0.0;
+  for (int q = 0; q < 8; ++q) {
+    if ((children >> q & 1) == 0) continue;
+    HexNodes child;
+    for (int a = 0; a < 8; ++a) {
+      const Vec3 xi = 0.5 * (corner_parameter(q) + corner_parameter(a));
+      const std::array<double, 8> n = trilinear_weights(xi);
+      for (std::size_t c = 0; c < 8; ++c) child[static_cast<std::size_t>(a)] += n[c] * dx[c];
+    }
+    HexNodes y{};
+    add_hex_stiffness_product(lin, child, 0.5 * kH, kHexLame, y);
+    energy += 0.5 * scale * dot(child, y);
+  }
+  return energy;
+}
+
+// A merged element is its children's Galerkin operator, whichever of them are present; with all
+// eight its hourglass modes are softer than the one-point element's.
+TEST(StabilizedHex, MergedElementEqualsItsChildrensGalerkinOperator) {
+  Random random;
+  for (const int children : {0xFF, 0x01, 0x80, 0x0F, 0x3C, 0x96, 0x7F}) {
+    for (int trial = 0; trial < 3; ++trial) {
+      const HexLinearization lin = linearization_at(trial % 2 == 0 ? random.deformed_element() : random.inverted_element(), true);
+      const HexNodes dx = random.nodes(1.0);
+      HexNodes merged{};
+      add_merged_hex_stiffness_product(lin, dx, kH, kHexLame, static_cast<std::uint8_t>(children), merged);
+      const double galerkin = children_energy(lin, dx, static_cast<std::uint8_t>(children));
+      EXPECT_NEAR(0.5 * dot(dx, merged), galerkin, 1e-12 * galerkin) << "children " << children << ", trial " << trial;
+    }
+  }
+  // An hourglass mode (x_a = s_ax·s_ay·e_z): the one-point element charges it by its edges only.
+  HexNodes hourglass{};
+  for (int a = 0; a < 8; ++a) hourglass[static_cast<std::size_t>(a)].z = ((a & 1) != 0) == ((a & 2) != 0) ? 1.0 : -1.0;
+  const HexLinearization rest = linearization_at(rest_nodes(), true);
+  HexNodes plain{}, merged{};
+  add_hex_stiffness_product(rest, hourglass, kH, kHexLame, plain);
+  add_merged_hex_stiffness_product(rest, hourglass, kH, kHexLame, 0xFF, merged);
+  EXPECT_LT(dot(hourglass, merged), 0.9 * dot(hourglass, plain));
+}
+
+// Its matrix, diagonal blocks (through W) and product are one operator.
+TEST(StabilizedHex, MergedMatrixAndBlocksMatchTheProduct) {
+  Random random;
+  for (const int children : {0xFF, 0x5A}) {
+    const HexLinearization lin = linearization_at(random.deformed_element(), true);
+    const HexMatrix k = merged_hex_stiffness_matrix(lin, kH, kHexLame, static_cast<std::uint8_t>(children));
+    const double scale = max_abs(k);
+    for (std::size_t j = 0; j < 24; ++j) {
+      Vector24 unit{};
+      unit[j] = 1.0;
+      HexNodes column{};
+      add_merged_hex_stiffness_product(lin, unflatten(unit), kH, kHexLame, static_cast<std::uint8_t>(children), column);
+      const Vector24 flat = flatten(column);
+      for (std::size_t row = 0; row < 24; ++row) EXPECT_NEAR(k[24 * row + j], flat[row], 1e-14 * scale);
+    }
+    for (const HangingNodeWeights& w : {identity_weights(), face_hanging_weights()}) {
+      std::array<Mat3, 8> blocks{};
+      add_merged_hex_stiffness_block_diagonal(lin, w, kH, kHexLame, static_cast<std::uint8_t>(children), blocks);
+      for (std::size_t b = 0; b < 8; ++b) {
+        for (int i = 0; i < 3; ++i) {
+          for (int j = 0; j < 3; ++j) {
+            double expected = 0.0;  // (Wᵀ K W) entry (b i, b j)
+            for (std::size_t a = 0; a < 8; ++a) {
+              for (std::size_t c = 0; c < 8; ++c) {
+                expected += w[a][b] * k[24 * (3 * a + static_cast<std::size_t>(i)) + 3 * c + static_cast<std::size_t>(j)] * w[c][b];
+              }
+            }
+            EXPECT_NEAR(blocks[b](i, j), expected, 1e-13 * scale) << "children " << children << ", node " << b;
+          }
+        }
+      }
+    }
+  }
 }
 
 }  // namespace

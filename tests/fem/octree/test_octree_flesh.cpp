@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <numeric>
 #include <random>
 
 #include "fem/octree/octree_flesh.hpp"
@@ -261,6 +262,43 @@ TEST(OctreeHierarchy, MgpcgEqualsTheDirectCholeskySolve) {
   double difference = 0.0;
   for (std::size_t k = 0; k < b.size(); ++k) difference = std::max(difference, std::abs(solution[k] - exact[k]));
   EXPECT_LT(difference, 1e-8 * max_abs(exact));
+}
+
+// At rest every fine element shares its coarse element's linearization, so the merged coarse
+// level is the Galerkin operator PᵀAP exactly — hanging nodes, partly filled coarse elements
+// and unchanged ones included — where §7.3's one-point re-discretization is not.
+TEST(OctreeHierarchy, MergedCoarseLevelIsTheGalerkinOperatorAtRest) {
+  const BalancedOctree tree = sphere_octree(16);
+  for (const bool merged : {true, false}) {
+    OctreeLevelsOptions options;
+    options.max_levels = 2;
+    options.coarsest_nodes = 1;
+    options.merged_coarse_elements = merged;
+    options.direct_coarsest = false;  // without masses or springs A is singular (rigid motions)
+    OctreeHierarchy hierarchy(tree, Lame{1e4, 4e4}, 1000.0, options);
+    ASSERT_EQ(hierarchy.level_count(), 2);
+    hierarchy.op(0).linearize_at(hierarchy.mesh(0).node_positions());
+    hierarchy.prepare({}, 0.0);
+    const solvers::MultigridLevel& fine = hierarchy.cycle().level(0);
+    const auto energy = [&](int level, std::span<const double> v) {
+      std::vector<double> product(v.size());
+      hierarchy.op(level).apply(v, product);
+      return std::inner_product(v.begin(), v.end(), product.begin(), 0.0);
+    };
+    double worst = 0.0;
+    for (unsigned seed = 1; seed <= 4; ++seed) {
+      const std::vector<double> coarse = random_vector(static_cast<std::size_t>(hierarchy.op(1).unknowns()), seed);
+      std::vector<double> prolonged(static_cast<std::size_t>(hierarchy.op(0).unknowns()));
+      fine.prolong_from_coarser(coarse, prolonged);
+      const double galerkin = energy(0, prolonged);
+      worst = std::max(worst, std::abs(energy(1, coarse) - galerkin) / galerkin);
+    }
+    if (merged) {
+      EXPECT_LT(worst, 1e-12);
+    } else {
+      EXPECT_GT(worst, 1e-2);
+    }
+  }
 }
 
 TEST(OctreeHierarchy, EmbeddedPointsFollowedToCoarserLevelsStayWhereTheyAre) {
