@@ -41,6 +41,7 @@ struct OctreeCommandOptions {
   int frames = 0;  ///< 0: the scene's duration
   int levels = 7;
   std::string cycle = std::string(solvers::cycle_shape_name(oct::OctreeLevelsOptions{}.cycle.shape));
+  std::string coarse = oct::OctreeLevelsOptions{}.merged_coarse_elements ? "merged" : "one-point";
   int newton_steps = 10;
   int solver_iterations = 3;
   double young_modulus = 5e4;
@@ -135,6 +136,8 @@ void add_octree_section(Report& report, const oct::OctreeFlesh& flesh, const Oct
   report.add_count("levels", "multigrid levels", hierarchy.level_count());
   report.add_text("cycle", "multigrid cycle",
                   std::string(solvers::cycle_shape_name(flesh.options().levels.cycle.shape)) + "-cycle");
+  report.add_text("coarse_elements", "coarse elements",
+                  flesh.options().levels.merged_coarse_elements ? "merged from their children" : "one-point (§7.3)");
   std::string sizes;
   for (int l = 0; l < hierarchy.level_count(); ++l) {
     sizes += (l ? ", " : "") + format_count(hierarchy.mesh(l).node_count());
@@ -189,6 +192,7 @@ int run_octree(const OctreeCommandOptions& flags) {
   options.solver = oct::parse_octree_solver(flags.solver);
   options.levels.max_levels = flags.levels;
   options.levels.cycle.shape = solvers::parse_cycle_shape(flags.cycle);
+  options.levels.merged_coarse_elements = flags.coarse == "merged";
   options.max_newton_steps = flags.newton_steps;
   options.max_solver_iterations = flags.solver_iterations;
   options.threads = flags.threads;
@@ -302,7 +306,7 @@ void add_octree_command(CLI::App& app, CommandAction& action) {
       "0.3 rad over 2 s (48 frames of 1/24 s), feet on a frictional floor; backward Euler, at most 10 Newton steps a\n"
       "frame and 3 MGPCG iterations a Newton step (seed 001 §10.2), 7 multigrid levels in §7's V-cycles (damping\n"
       "0.8), the coarsest solved by cholsim's Cholesky. --cycle k: K-cycles, fewer iterations to a tolerance but\n"
-      "slower frames under these caps.\n"
+      "slower frames under these caps; so too --coarse merged (coarse elements as their children's Galerkin operator).\n"
       "--uniform puts every inside cell at the finest size (the paper's uniform-grid baseline, same code).\n"
       "--solver mg|cg|direct swaps the linear solver (direct: cholsim's supernodal Cholesky on the assembled matrix).\n"
       "Output in --out: octree.pvd + octree_NNNN.vtu (hexahedra; cell data level, hanging_nodes, strain; point data\n"
@@ -325,6 +329,11 @@ void add_octree_command(CLI::App& app, CommandAction& action) {
                       "Multigrid cycle: v (seed 001 §7: cheaper per iteration), k (K-cycle: fewer iterations, a "
                       "coarse level's error never grows) or w")
       ->check(CLI::IsMember({"v", "w", "k"}))
+      ->capture_default_str();
+  command->add_option("--coarse", flags->coarse,
+                      "Coarse multigrid elements: one-point (seed 001 §7.3's re-discretization: cheaper per iteration) "
+                      "or merged (each the Galerkin operator of its finer children: fewer iterations to a tolerance)")
+      ->check(CLI::IsMember({"merged", "one-point"}))
       ->capture_default_str();
   command->add_option("--newton-steps", flags->newton_steps, "Most Newton steps a frame")
       ->check(CLI::Range(1, 1000))

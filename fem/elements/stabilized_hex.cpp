@@ -435,11 +435,22 @@ void add_merged_hex_stiffness_product(const HexLinearization& lin, const HexNode
   scatter_edge_forces(forces, product, std::make_index_sequence<12>{});
 }
 
-void add_merged_hex_stiffness_block_diagonal(const HexLinearization& lin, const HangingNodeWeights& w, double h,
-                                             const Lame& lame, std::uint8_t children, std::array<Mat3, 8>& blocks) {
+namespace {
+
+/// Per conforming node b of a merged element, the present children's Σ_q g_q g_qᵀ with g_q =
+/// ∇Ñ_b at child q's centre, and the children's edge rules' diagonal entry (the same for the
+/// three components). The aux part of the node's block is then (V/n)·C_ij : Σ g gᵀ
+/// (aux_block_coefficients): a few flops a node instead of a block per child.
+struct MergedNodeMoments {
+  std::array<Mat3, 8> gradient_moment{};
+  std::array<double, 8> laplacian{};
+};
+
+MergedNodeMoments merged_node_moments(const HangingNodeWeights& w, double h, const Lame& lame, std::uint8_t children) {
   const double count = std::popcount(children);
   const ChildGradientWeights& beta = child_gradient_weights();
   const EdgeForms& forms = edge_forms(children);
+  MergedNodeMoments moments;
   for (std::size_t b = 0; b < 8; ++b) {
     // Ñ_b's slope along every edge (its difference between the edge's ends).
     std::array<double, 12> slope{};
@@ -454,7 +465,7 @@ void add_merged_hex_stiffness_block_diagonal(const HexLinearization& lin, const 
         gradient[static_cast<int>(k)] =
             (weights[0] * slope[4 * k] + weights[1] * slope[4 * k + 1] + weights[2] * slope[4 * k + 2] + weights[3] * slope[4 * k + 3]) / h;
       }
-      blocks[b] += auxiliary_block(lin, gradient, h * h * h / count, lame.lambda);
+      moments.gradient_moment[b] += outer(gradient, gradient);
     }
     double laplacian = 0.0;
     for (std::size_t k = 0; k < 3; ++k) {
@@ -462,7 +473,49 @@ void add_merged_hex_stiffness_block_diagonal(const HexLinearization& lin, const 
         for (std::size_t n = 0; n < 4; ++n) laplacian += forms[k][m][n] * slope[4 * k + m] * slope[4 * k + n];
       }
     }
-    blocks[b] += (2.0 * lame.mu * h / count * laplacian) * Mat3::identity();
+    moments.laplacian[b] = 2.0 * lame.mu * h / count * laplacian;
+  }
+  return moments;
+}
+
+double contract(const Mat3& a, const Mat3& b) {
+  double sum = 0.0;
+  for (std::size_t k = 0; k < 9; ++k) sum += a.entries[k] * b.entries[k];
+  return sum;
+}
+
+/// C_ij = λ r_i r_jᵀ + [r_j]×ᵀ L_aux [r_i]× (r_i row i of R): auxiliary_block's entry (i, j)
+/// for a gradient g is V·C_ij : g gᵀ.
+Mat3 aux_block_coefficients(const HexLinearization& lin, double lambda, int i, int j) {
+  const linalg::SymmetricMat3& l = lin.skew_stiffness;
+  const Mat3 skew_stiffness{{l.xx, l.xy, l.xz, l.xy, l.yy, l.yz, l.xz, l.yz, l.zz}};
+  const Vec3 ri = lin.rotation.row(i), rj = lin.rotation.row(j);
+  return lambda * outer(ri, rj) + transpose(skew(rj)) * skew_stiffness * skew(ri);
+}
+
+}  // namespace
+
+void add_merged_hex_stiffness_diagonal(const HexLinearization& lin, const HangingNodeWeights& w, double h,
+                                       const Lame& lame, std::uint8_t children, HexNodes& diagonal) {
+  const MergedNodeMoments moments = merged_node_moments(w, h, lame, children);
+  const double volume = h * h * h / std::popcount(children);
+  for (int i = 0; i < 3; ++i) {
+    const Mat3 c = aux_block_coefficients(lin, lame.lambda, i, i);
+    for (std::size_t b = 0; b < 8; ++b) diagonal[b][i] += volume * contract(c, moments.gradient_moment[b]) + moments.laplacian[b];
+  }
+}
+
+void add_merged_hex_stiffness_block_diagonal(const HexLinearization& lin, const HangingNodeWeights& w, double h,
+                                             const Lame& lame, std::uint8_t children, std::array<Mat3, 8>& blocks) {
+  const MergedNodeMoments moments = merged_node_moments(w, h, lame, children);
+  const double volume = h * h * h / std::popcount(children);
+  for (int i = 0; i < 3; ++i) {
+    for (int j = 0; j < 3; ++j) {
+      const Mat3 c = aux_block_coefficients(lin, lame.lambda, i, j);
+      for (std::size_t b = 0; b < 8; ++b) {
+        blocks[b](i, j) += volume * contract(c, moments.gradient_moment[b]) + (i == j ? moments.laplacian[b] : 0.0);
+      }
+    }
   }
 }
 

@@ -115,6 +115,9 @@ HexMatrix hex_stiffness_matrix(const HexLinearization& lin, double h, const Lame
 /// (docs/benchmarks.md, issue 24, stop 56).
 void add_merged_hex_stiffness_product(const HexLinearization& lin, const HexNodes& dx, double h, const Lame& lame,
                                       std::uint8_t children, HexNodes& product);
+/// The merged element's diagonal of Wᵀ·K·W (as add_hex_stiffness_diagonal).
+void add_merged_hex_stiffness_diagonal(const HexLinearization& lin, const HangingNodeWeights& w, double h,
+                                       const Lame& lame, std::uint8_t children, HexNodes& diagonal);
 /// The merged element's 3×3 diagonal blocks of Wᵀ·K·W, one per conforming node (as
 /// add_hex_stiffness_block_diagonal).
 void add_merged_hex_stiffness_block_diagonal(const HexLinearization& lin, const HangingNodeWeights& w, double h,

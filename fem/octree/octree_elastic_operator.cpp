@@ -150,9 +150,9 @@ std::vector<double> OctreeElasticOperator::diagonal(SpringRows spring_rows) cons
   blocks_.run(threads_, [&](Index e, Index block) {
     const ElementNodes& nodes = mesh_->conforming_nodes[e];
     HexNodes element_diagonal{};
-    if (children_of(e) != 0) {
-      const std::array<Mat3, 8> blocks = element_blocks(e);
-      for (std::size_t b = 0; b < 8; ++b) element_diagonal[b] = {blocks[b](0, 0), blocks[b](1, 1), blocks[b](2, 2)};
+    if (const std::uint8_t children = children_of(e); children != 0) {
+      add_merged_hex_stiffness_diagonal(linearization_[e], mesh_->interpolation_matrix(e), mesh_->element_size(e),
+                                        lame_[e], children, element_diagonal);
     } else {
       add_hex_stiffness_diagonal(linearization_[e], mesh_->interpolation_matrix(e), mesh_->element_size(e), lame_[e],
                                  element_diagonal);

@@ -102,7 +102,9 @@ OctreeHierarchy::OctreeHierarchy(const BalancedOctree& tree, const Lame& lame, d
   finest->op = std::make_unique<OctreeElasticOperator>(finest->mesh, std::move(finest_lame),
                                                        lumped_masses(finest->mesh, density), threads_);
   levels_.push_back(std::move(finest));
-  while (level_count() < options.max_levels && levels_.back()->mesh.node_count() > options.coarsest_nodes) {
+  // A tree of depth d has levels 0 … d (level d: one element of the whole grid).
+  while (level_count() < options.max_levels && level_count() <= tree.depth &&
+         levels_.back()->mesh.node_count() > options.coarsest_nodes) {
     Level& fine = *levels_.back();
     auto coarse = std::make_unique<Level>();
     coarse->mesh = make_octree_mesh(tree, level_count(), threads_);

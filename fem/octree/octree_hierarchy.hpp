@@ -33,11 +33,14 @@ struct OctreeLevelsOptions {
   /// with a mismatched hierarchy (OctreeFlesh::prepare_hierarchy); a cycle found indefinite is
   /// handled by the flesh, which halves the damping.
   solvers::VCycleOptions cycle = {.damping = 0.8, .shape = solvers::VCycleOptions::Shape::v};
-  /// Coarse elements merged from finer ones are their children's Galerkin operator (merged
-  /// hexahedra, stabilized_hex.hpp); false: §7.3's one-point re-discretization, the paper's.
-  /// MGPCG to 1e-6 on the armadillo at 128 cells, 4 levels: 25 iterations against 35
-  /// (docs/benchmarks.md, issue 24, stop 56).
-  bool merged_coarse_elements = true;
+  /// Coarse elements merged from finer ones as their children's Galerkin operator (merged
+  /// hexahedra, stabilized_hex.hpp) instead of §7.3's one-point re-discretization. To a
+  /// tolerance they win: MGPCG to 1e-6 on the armadillo at 64 / 128 / 256 cells takes 32 / 25 /
+  /// 29 iterations against 35 / 35 / 41, 3.6 s against 5.8 s at 256 cells. Under §10.2's caps
+  /// (10 Newton steps × 3 iterations a frame) the frame costs the same iterations and each is
+  /// dearer: frames 12–18 % slower at similar Newton residuals, two-thread efficiency 0.87–0.88
+  /// against 0.90 (docs/benchmarks.md, issue 24, stop 56) — so the flesh keeps the paper's.
+  bool merged_coarse_elements = false;
   int threads = 0;
 };
 

@@ -26,9 +26,12 @@ cholsim_app_test(uniform_direct ARGS "octree|--cells|12|--uniform|--solver|direc
 # The K-cycle instead of the default V-cycle.
 cholsim_app_test(k_cycle ARGS "octree|--cells|24|--frames|2|--cycle|k|--out|${CMAKE_CURRENT_BINARY_DIR}/octree_k_cycle|--json"
   STDOUT_REGEX "\"cycle\": \"k-cycle\".*\"frames\": 2")
+cholsim_app_test(merged_coarse ARGS "octree|--cells|24|--frames|2|--coarse|merged|--out|${CMAKE_CURRENT_BINARY_DIR}/octree_merged|--json"
+  STDOUT_REGEX "\"coarse_elements\": \"merged from their children\".*\"frames\": 2")
 
 # Bad input: exit 2, nothing on stdout.
 cholsim_app_test(bad_cycle ARGS "octree|--cycle|x" EXPECT_EXIT 2 STDERR_REGEX "cycle" STDOUT_EMPTY)
+cholsim_app_test(bad_coarse ARGS "octree|--coarse|galerkin" EXPECT_EXIT 2 STDERR_REGEX "coarse" STDOUT_EMPTY)
 cholsim_app_test(bad_solver ARGS "octree|--solver|lu" EXPECT_EXIT 2 STDERR_REGEX "lu" STDOUT_EMPTY)
 cholsim_app_test(missing_mesh ARGS "octree|--mesh|/nonexistent/mesh.obj" EXPECT_EXIT 2 STDERR_REGEX "mesh" STDOUT_EMPTY)
 cholsim_app_test(open_mesh ARGS "octree|--mesh|${CMAKE_CURRENT_SOURCE_DIR}/data/open_cube.obj|--out|${CMAKE_CURRENT_BINARY_DIR}/octree_open"

@@ -7,9 +7,9 @@
 //   convergence MGPCG iterations to a 1e-6 relative residual vs resolution, and the V-cycle's
 //               convergence factor for 2–7 levels;
 //   cube        §10.4: a cube with its 8 corner elements held, every other node displaced at
-//               random, one Newton step solved by CG, MG and MGPCG (7 levels, 16 Jacobi sweeps
-//               on the coarsest level; damping 0.3 as §7, §10.4's 0.857 diverges here) and MGPCG with cholsim's Cholesky on
-//               the coarsest level: max-norm error (against the direct solution) vs time;
+//               random and relaxed back to rest by CG, MG and MGPCG (7 levels, 16 Jacobi sweeps
+//               on the coarsest level, damping 0.857, as §10.4) and by cholsim's MGPCG (its
+//               Cholesky on the coarsest level): max-norm error (against the direct solution) vs time;
 //   direct      the same Newton system solved by MGPCG and by cholsim's supernodal Cholesky
 //               (and CHOLMOD): seconds per solve and memory vs unknowns, and the crossover;
 //               hypre's BoomerAMG-preconditioned CG on it too, the algebraic multigrid baseline.
@@ -63,7 +63,8 @@ constexpr const char* kUsage = R"(bench_octree — octree flesh vs uniform grid,
                      for elements and memory at sizes too large to step here)
   --cube N           cube side in finest cells for the §10.4 test (default 64)
   --damping W        damped-Jacobi weight of the cycle (default 0.8, the flesh's; §7 uses 0.3)
-  --cube-damping W   the damped-Jacobi weight of the cube test (default 0.3, §7's; §10.4's 0.857 diverges here)
+  --cube-damping W   the damped-Jacobi weight of the cube test (default §10.4's 0.857; linearized at the
+                     displaced nodes MG diverges with it, and §7's 0.3 suits that state better)
   --cube-state S     where the cube's Newton system is linearized: rest (default; §10.4's "convergence
                      back to the rest state" from "a random initial guess": A·u = 0, u₀ the random
                      displacement) or displaced (at the displaced nodes, whose tangled elements the
@@ -77,8 +78,8 @@ constexpr const char* kUsage = R"(bench_octree — octree flesh vs uniform grid,
                      --chebyshev say (the other cube rows: §10.4's one damped sweep)
   --coarsest-nodes N stop coarsening at this many nodes (default 3000; the coarsest level is
                      factored by cholsim's Cholesky every Newton step)
-  --plain-coarse     coarse levels re-discretized by one-point elements (§7.3 as the paper
-                     has it), not merged from their children (cholsim's default)
+  --coarse K         coarse multigrid elements: one-point (§7.3's re-discretization, the flesh's
+                     default) or merged (each the Galerkin operator of its finer children)
   --threads N        threads (default 2)
   --repeats N        repetitions, medians reported (default 3)
   --json FILE        the numbers as JSON
@@ -93,13 +94,12 @@ struct Arguments {
   int cube = 64;
   int threads = 2;
   double damping = oct::OctreeLevelsOptions{}.cycle.damping;
-  /// §10.4 uses 0.857; with the §7.4 diagonal here MG diverges and MGPCG loses definiteness
-  /// above ≈ 0.7 (measured). §7's 0.3 is the best measured for MGPCG on this cube (to 1e-6 in
-  /// 76 iterations with the Cholesky coarsest level against 133 at 0.5, and the 16-sweep
-  /// version gets there at all); the flesh takes 0.8 (its contact springs' rows in l1).
-  double cube_damping = 0.3;
+  /// §10.4's 0.857. Linearized at the displaced nodes (--cube-state displaced) MG diverges with
+  /// it and §7's 0.3 is the best measured there (docs/benchmarks.md, issue 24, stop 47); at
+  /// rest MG converges with 0.857 and MGPCG needs 44 iterations to 1e-6 against 76 at 0.3.
+  double cube_damping = 0.857;
   bool cube_at_rest = true;  ///< --cube-state rest|displaced
-  bool merged_coarse_elements = oct::OctreeLevelsOptions{}.merged_coarse_elements;  ///< --plain-coarse: false
+  bool merged_coarse_elements = oct::OctreeLevelsOptions{}.merged_coarse_elements;  ///< --coarse merged|one-point
   int sweeps = 1;
   double chebyshev_lower = 0.0;  ///< 0: damped sweeps
   int coarsest_nodes = 3000;
@@ -110,6 +110,11 @@ struct Arguments {
     return std::find(experiments.begin(), experiments.end(), name) != experiments.end();
   }
 };
+
+bool parse_coarse_elements(const std::string& value) {
+  if (value == "merged" || value == "one-point") return value == "merged";
+  throw std::invalid_argument("--coarse: expected merged or one-point, got '" + value + "'");
+}
 
 bool parse_cube_state(const std::string& value) {
   if (value == "rest" || value == "displaced") return value == "rest";
@@ -127,7 +132,7 @@ Arguments parse_arguments(int argc, char** argv) {
     else if (flag == "--uniform-max") arguments.uniform_max = bench::parse_number(flag, cursor.value());
     else if (flag == "--frames") arguments.frames = static_cast<int>(bench::parse_number(flag, cursor.value()));
     else if (flag == "--cube") arguments.cube = bench::parse_positive(flag, cursor.value());
-    else if (flag == "--plain-coarse") arguments.merged_coarse_elements = false;
+    else if (flag == "--coarse") arguments.merged_coarse_elements = parse_coarse_elements(cursor.value());
     else if (flag == "--threads") arguments.threads = bench::parse_positive(flag, cursor.value());
     else if (flag == "--damping") arguments.damping = bench::parse_number(flag, cursor.value());
     else if (flag == "--cube-damping") arguments.cube_damping = bench::parse_number(flag, cursor.value());
@@ -507,7 +512,7 @@ nlohmann::json run_cube(const Arguments& arguments) {
     options.direct_coarsest = direct_coarsest;
     options.cycle.damping = arguments.cube_damping;
     // The 16-sweep hierarchy is §10.4's own configuration, coarse levels as §7.3 makes them; the
-    // Cholesky ones are cholsim's, with merged coarse elements unless --plain-coarse.
+    // Cholesky ones are cholsim's, with the coarse elements --coarse chooses.
     options.merged_coarse_elements = direct_coarsest && arguments.merged_coarse_elements;
     options.cycle.coarse_jacobi_sweeps = 16;
     options.cycle.shape = shape;

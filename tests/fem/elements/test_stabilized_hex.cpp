@@ -572,6 +572,11 @@ TEST(StabilizedHex, MergedMatrixAndBlocksMatchTheProduct) {
     for (const HangingNodeWeights& w : {identity_weights(), face_hanging_weights()}) {
       std::array<Mat3, 8> blocks{};
       add_merged_hex_stiffness_block_diagonal(lin, w, kH, kHexLame, static_cast<std::uint8_t>(children), blocks);
+      HexNodes diagonal{};
+      add_merged_hex_stiffness_diagonal(lin, w, kH, kHexLame, static_cast<std::uint8_t>(children), diagonal);
+      for (std::size_t b = 0; b < 8; ++b) {
+        for (int i = 0; i < 3; ++i) EXPECT_NEAR(diagonal[b][i], blocks[b](i, i), 1e-14 * scale);
+      }
       for (std::size_t b = 0; b < 8; ++b) {
         for (int i = 0; i < 3; ++i) {
           for (int j = 0; j < 3; ++j) {

@@ -301,6 +301,19 @@ TEST(OctreeHierarchy, MergedCoarseLevelIsTheGalerkinOperatorAtRest) {
   }
 }
 
+// More levels asked for than the tree has (a 16-cell tree has levels 0 … 4): the hierarchy stops
+// at the whole-grid element instead of throwing (bench_octree --cube 16 did).
+TEST(OctreeHierarchy, LevelsStopAtTheTreesDepth) {
+  const BalancedOctree tree = sphere_octree(16);
+  OctreeLevelsOptions options;
+  options.max_levels = 7;
+  options.coarsest_nodes = 1;
+  options.direct_coarsest = false;
+  OctreeHierarchy hierarchy(tree, Lame{1e4, 4e4}, 1000.0, options);
+  EXPECT_LE(hierarchy.level_count(), tree.depth + 1);
+  EXPECT_GE(hierarchy.level_count(), 3);
+}
+
 TEST(OctreeHierarchy, EmbeddedPointsFollowedToCoarserLevelsStayWhereTheyAre) {
   const BalancedOctree tree = sphere_octree(32);
   OctreeLevelsOptions options;
