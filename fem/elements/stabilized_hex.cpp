@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <utility>
 
+#include "linalg/simd_clones.hpp"
 #include "linalg/svd3.hpp"
 
 namespace cholsim::fem {
@@ -384,42 +385,102 @@ const ChildGradientWeights& child_gradient_weights() {
   return weights;
 }
 
-/// ∂E/∂d_e of the merged element for edge differences d (the product's edge-space form).
+/// β by edge, the children in the inner index (lane q = child q): the merged product's
+/// per-child work runs with the eight children as the lanes of one vector.
+using ChildLanes = std::array<double, 8>;
+const std::array<ChildLanes, 12>& child_weights_by_edge() {
+  static const std::array<ChildLanes, 12> weights = [] {
+    std::array<ChildLanes, 12> w{};
+    for (int k = 0; k < 3; ++k) {
+      for (int m = 0; m < 4; ++m) {
+        for (int q = 0; q < 8; ++q) w[static_cast<std::size_t>(4 * k + m)][static_cast<std::size_t>(q)] = child_gradient_weight(q, k, m);
+      }
+    }
+    return w;
+  }();
+  return weights;
+}
+
+/// Edge vectors as 36 numbers, component c of edge e at 3e + c.
+using EdgeComponents = std::array<double, 36>;
+
+/// Ψ_aux at the children's centres in the element's rotated frame: `rotated` holds Rᵀd_e, the
+/// rotated gradient at child q is G'_q = Σ_m β_qkm·Rᵀd_4k+m / h by columns, its stress
+/// differential S'_q = λ tr(G'_q) I + [2 L_aux axial(G'_q)]× (Algorithm 1 as
+/// aux_stress_differential, before the rotation back), and forces'_4k+m += Σ_q
+/// child_scale_q·β_qkm·S'_q e_k with child_scale_q = h/n for a present child (V/n and the two
+/// 1/h of G and of its differential), 0 for an absent one. Cloned for the vector width: at
+/// AVX-512 the eight children are one register.
+CHOLSIM_SIMD_CLONES void add_children_aux_forces(const EdgeComponents& rotated, const ChildLanes& child_scale,
+                                                 double lambda, const linalg::SymmetricMat3& l, EdgeComponents& forces) {
+  const std::array<ChildLanes, 12>& beta = child_weights_by_edge();
+  double gradient[3][3][8];  // [column k][component c][child]
+  for (int k = 0; k < 3; ++k) {
+    for (int c = 0; c < 3; ++c) {
+      for (int q = 0; q < 8; ++q) {
+        double sum = 0.0;
+        for (int m = 0; m < 4; ++m) sum += beta[static_cast<std::size_t>(4 * k + m)][static_cast<std::size_t>(q)] * rotated[static_cast<std::size_t>(3 * (4 * k + m) + c)];
+        gradient[k][c][q] = sum;
+      }
+    }
+  }
+  double stress[3][3][8];  // S'_q's column k, component c, times the child's scale
+  for (int q = 0; q < 8; ++q) {
+    const double trace = gradient[0][0][q] + gradient[1][1][q] + gradient[2][2][q];
+    const double ax = 0.5 * (gradient[1][2][q] - gradient[2][1][q]);
+    const double ay = 0.5 * (gradient[2][0][q] - gradient[0][2][q]);
+    const double az = 0.5 * (gradient[0][1][q] - gradient[1][0][q]);
+    const double scale = child_scale[static_cast<std::size_t>(q)];
+    const double bx = 2.0 * scale * (l.xx * ax + l.xy * ay + l.xz * az);
+    const double by = 2.0 * scale * (l.xy * ax + l.yy * ay + l.yz * az);
+    const double bz = 2.0 * scale * (l.xz * ax + l.yz * ay + l.zz * az);
+    const double volumetric = scale * lambda * trace;
+    // Column k of [b]× is b × e_k.
+    stress[0][0][q] = volumetric, stress[0][1][q] = bz, stress[0][2][q] = -by;
+    stress[1][0][q] = -bz, stress[1][1][q] = volumetric, stress[1][2][q] = bx;
+    stress[2][0][q] = by, stress[2][1][q] = -bx, stress[2][2][q] = volumetric;
+  }
+  for (int k = 0; k < 3; ++k) {
+    for (int m = 0; m < 4; ++m) {
+      const ChildLanes& weights = beta[static_cast<std::size_t>(4 * k + m)];
+      for (int c = 0; c < 3; ++c) {
+        double sum = 0.0;
+        for (int q = 0; q < 8; ++q) sum += weights[static_cast<std::size_t>(q)] * stress[k][c][q];
+        forces[static_cast<std::size_t>(3 * (4 * k + m) + c)] += sum;
+      }
+    }
+  }
+}
+
+/// ∂E/∂d_e of the merged element for edge differences d (the product's edge-space form),
+/// computed in the element's rotated frame (the edge rules' part is rotation-invariant) and
+/// rotated back once.
 EdgeDifferences merged_edge_forces(const HexLinearization& lin, const EdgeDifferences& d, double h, const Lame& lame,
                                    std::uint8_t children) {
   const double count = std::popcount(children);
-  const ChildGradientWeights& beta = child_gradient_weights();
-  EdgeDifferences forces{};
-  // Ψ_aux at the present children's centres, each of volume V/8 at 8/n times the averaged
-  // Lamé parameters: (V/n)·Σ_q ½ G_q : σ(G_q), G_q's column k = Σ_m β_qkm·d_4k+m / h.
-  const double aux_scale = h * h / count;  // (V/n)/h
-  for (int q = 0; q < 8; ++q) {
-    if ((children >> q & 1) == 0) continue;
-    const auto& weights = beta[static_cast<std::size_t>(q)];
-    Mat3 gradient;
-    for (int k = 0; k < 3; ++k) {
-      const auto& w = weights[static_cast<std::size_t>(k)];
-      const std::size_t first = 4 * static_cast<std::size_t>(k);
-      gradient.set_col(k, (w[0] * d[first] + w[1] * d[first + 1] + w[2] * d[first + 2] + w[3] * d[first + 3]) * (1.0 / h));
-    }
-    const Mat3 stress = aux_stress_differential(lin, lame, gradient);
-    for (int k = 0; k < 3; ++k) {
-      const Vec3 column = aux_scale * stress.col(k);
-      const auto& w = weights[static_cast<std::size_t>(k)];
-      for (std::size_t m = 0; m < 4; ++m) forces[4 * static_cast<std::size_t>(k) + m] += w[m] * column;
-    }
+  EdgeComponents rotated;
+  for (std::size_t e = 0; e < 12; ++e) {
+    const Vec3 r = transpose(lin.rotation) * d[e];
+    rotated[3 * e] = r.x, rotated[3 * e + 1] = r.y, rotated[3 * e + 2] = r.z;
   }
+  ChildLanes child_scale{};
+  for (int q = 0; q < 8; ++q) child_scale[static_cast<std::size_t>(q)] = (children >> q & 1) != 0 ? h / count : 0.0;
+  EdgeComponents forces{};
+  add_children_aux_forces(rotated, child_scale, lame.lambda, lin.skew_stiffness, forces);
   // Ψ_Δ by the children's edge rules, each weighted μ(h/2)/2 at 8/n times the averaged μ.
   const double edge_scale = 2.0 * lame.mu * h / count;
   const EdgeForms& forms = edge_forms(children);
   for (std::size_t k = 0; k < 3; ++k) {
     for (std::size_t m = 0; m < 4; ++m) {
-      Vec3 sum;
-      for (std::size_t n = 0; n < 4; ++n) sum += forms[k][m][n] * d[4 * k + n];
-      forces[4 * k + m] += edge_scale * sum;
+      for (std::size_t n = 0; n < 4; ++n) {
+        const double weight = edge_scale * forms[k][m][n];
+        for (std::size_t c = 0; c < 3; ++c) forces[3 * (4 * k + m) + c] += weight * rotated[3 * (4 * k + n) + c];
+      }
     }
   }
-  return forces;
+  EdgeDifferences world;
+  for (std::size_t e = 0; e < 12; ++e) world[e] = lin.rotation * Vec3{forces[3 * e], forces[3 * e + 1], forces[3 * e + 2]};
+  return world;
 }
 
 template <std::size_t... E>
