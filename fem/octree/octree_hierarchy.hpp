@@ -38,8 +38,8 @@ struct OctreeLevelsOptions {
   /// tolerance they win: MGPCG to 1e-6 on the armadillo at 64 / 128 / 256 cells takes 32 / 25 /
   /// 29 iterations against 35 / 35 / 41, 3.6 s against 5.8 s at 256 cells. Under §10.2's caps
   /// (10 Newton steps × 3 iterations a frame) the frame costs the same iterations and each is
-  /// dearer: frames 12–18 % slower at similar Newton residuals, two-thread efficiency 0.87–0.88
-  /// against 0.90 (docs/benchmarks.md, issue 24, stop 56) — so the flesh keeps the paper's.
+  /// dearer: frames 5–9 % slower at 256 cells at similar Newton residuals (docs/benchmarks.md,
+  /// issue 24, stop 56) — so the flesh keeps the paper's.
   bool merged_coarse_elements = false;
   int threads = 0;
 };
