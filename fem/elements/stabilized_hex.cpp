@@ -326,7 +326,7 @@ constexpr int other_axis(int k, int which) { return which == 0 ? (k == 0 ? 1 : 0
 /// Weight of the coarse edges whose other-axis bit is `bit` at parameter ξ: linear interpolation.
 constexpr double edge_weight_at(double xi, int bit) { return bit != 0 ? xi : 1.0 - xi; }
 
-/// β_qm: the weight of edge 4k + m in column k of the gradient at child q's centre (ξ = ¼ or ¾
+/// β_qkm: the weight of edge 4k + m in column k of the gradient at child q's centre (ξ = ¼ or ¾
 /// on the other axes) — bilinear interpolation of the four edge differences along k.
 double child_gradient_weight(int child, int k, int m) {
   const double xi1 = 0.25 + 0.5 * (child >> other_axis(k, 0) & 1);
@@ -368,21 +368,6 @@ const EdgeForms& edge_forms(std::uint8_t children) {
     return forms;
   }();
   return table[children];
-}
-
-/// β for every child, axis and edge, made once.
-using ChildGradientWeights = std::array<std::array<std::array<double, 4>, 3>, 8>;
-const ChildGradientWeights& child_gradient_weights() {
-  static const ChildGradientWeights weights = [] {
-    ChildGradientWeights w{};
-    for (int q = 0; q < 8; ++q) {
-      for (int k = 0; k < 3; ++k) {
-        for (int m = 0; m < 4; ++m) w[static_cast<std::size_t>(q)][static_cast<std::size_t>(k)][static_cast<std::size_t>(m)] = child_gradient_weight(q, k, m);
-      }
-    }
-    return w;
-  }();
-  return weights;
 }
 
 /// β by edge, the children in the inner index (lane q = child q): the merged product's
@@ -509,7 +494,7 @@ struct MergedNodeMoments {
 
 MergedNodeMoments merged_node_moments(const HangingNodeWeights& w, double h, const Lame& lame, std::uint8_t children) {
   const double count = std::popcount(children);
-  const ChildGradientWeights& beta = child_gradient_weights();
+  const std::array<ChildLanes, 12>& beta = child_weights_by_edge();
   const EdgeForms& forms = edge_forms(children);
   MergedNodeMoments moments;
   for (std::size_t b = 0; b < 8; ++b) {
@@ -522,9 +507,9 @@ MergedNodeMoments merged_node_moments(const HangingNodeWeights& w, double h, con
       if ((children >> q & 1) == 0) continue;
       Vec3 gradient;
       for (std::size_t k = 0; k < 3; ++k) {
-        const auto& weights = beta[static_cast<std::size_t>(q)][k];
-        gradient[static_cast<int>(k)] =
-            (weights[0] * slope[4 * k] + weights[1] * slope[4 * k + 1] + weights[2] * slope[4 * k + 2] + weights[3] * slope[4 * k + 3]) / h;
+        double sum = 0.0;
+        for (std::size_t m = 0; m < 4; ++m) sum += beta[4 * k + m][static_cast<std::size_t>(q)] * slope[4 * k + m];
+        gradient[static_cast<int>(k)] = sum / h;
       }
       moments.gradient_moment[b] += outer(gradient, gradient);
     }
