@@ -672,7 +672,8 @@ nlohmann::json run_cube(const Arguments& arguments) {
               "(one-point coarse elements, 16 Jacobi sweeps)%s; %.2fx with the coarsening stopped at %lld nodes\n",
               coarse_kind.c_str(), speedup, target, target == 1e-6 ? "" : " (which does not reach 1e-6 in 200 iterations)",
               shallow_speedup, static_cast<long long>(arguments.coarsest_nodes));
-  return {{"cells", cells}, {"elements", mesh.element_count()}, {"curves", json}, {"direct_coarsest_speedup", speedup},
+  return {{"cells", cells}, {"elements", mesh.element_count()}, {"state", arguments.cube_at_rest ? "rest" : "displaced"},
+          {"damping", arguments.cube_damping}, {"coarse_elements", coarse_kind}, {"curves", json}, {"direct_coarsest_speedup", speedup},
           {"shallow_direct_speedup", shallow_speedup}};
 }
 
