@@ -298,6 +298,15 @@ TEST(OctreeHierarchy, MergedCoarseLevelIsTheGalerkinOperatorAtRest) {
     } else {
       EXPECT_GT(worst, 1e-2);
     }
+    // The coarse level's assembled matrix (what a Cholesky coarsest level factors) is its
+    // matrix-free operator.
+    const std::vector<double> v = random_vector(static_cast<std::size_t>(hierarchy.op(1).unknowns()), 9);
+    std::vector<double> applied(v.size()), assembled(v.size());
+    hierarchy.op(1).apply(v, applied);
+    linalg::symmetric_multiply(hierarchy.op(1).assemble(), v, assembled);
+    double difference = 0.0;
+    for (std::size_t k = 0; k < v.size(); ++k) difference = std::max(difference, std::abs(applied[k] - assembled[k]));
+    EXPECT_LT(difference, 1e-12 * max_abs(applied));
   }
 }
 
