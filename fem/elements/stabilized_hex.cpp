@@ -144,11 +144,15 @@ Vec3 auxiliary_diagonal_block(const HexLinearization& lin, const Vec3& gradient,
   return {entry(0), entry(1), entry(2)};
 }
 
+/// §7.4.2: ∂Ñ_b/∂ξ_k is constant along an edge along k and equals W_a1b − W_a0b there.
+double edge_slope(const HangingNodeWeights& w, const HexEdge& edge, std::size_t b) {
+  return w[static_cast<std::size_t>(edge.to)][b] - w[static_cast<std::size_t>(edge.from)][b];
+}
+
 template <std::size_t... E>
 double modified_laplacian_diagonal(const HangingNodeWeights& w, std::size_t b, std::index_sequence<E...>) {
-  // §7.4.2: ∂Ñ_b/∂ξ_k is constant along an edge along k and equals W_a1b − W_a0b there.
   const auto squared_slope = [&](const HexEdge& edge) {
-    const double slope = w[static_cast<std::size_t>(edge.to)][b] - w[static_cast<std::size_t>(edge.from)][b];
+    const double slope = edge_slope(w, edge, b);
     return slope * slope;
   };
   return (squared_slope(kEdges[E]) + ...);
@@ -443,9 +447,10 @@ CHOLSIM_SIMD_CLONES void add_children_aux_forces(const EdgeComponents& rotated, 
 EdgeDifferences merged_edge_forces(const HexLinearization& lin, const EdgeDifferences& d, double h, const Lame& lame,
                                    std::uint8_t children) {
   const double count = std::popcount(children);
+  const Mat3 inverse_rotation = transpose(lin.rotation);
   EdgeComponents rotated;
   for (std::size_t e = 0; e < 12; ++e) {
-    const Vec3 r = transpose(lin.rotation) * d[e];
+    const Vec3 r = inverse_rotation * d[e];
     rotated[3 * e] = r.x, rotated[3 * e + 1] = r.y, rotated[3 * e + 2] = r.z;
   }
   ChildLanes child_scale{};
@@ -498,11 +503,8 @@ MergedNodeMoments merged_node_moments(const HangingNodeWeights& w, double h, con
   const EdgeForms& forms = edge_forms(children);
   MergedNodeMoments moments;
   for (std::size_t b = 0; b < 8; ++b) {
-    // Ñ_b's slope along every edge (its difference between the edge's ends).
     std::array<double, 12> slope{};
-    for (std::size_t e = 0; e < 12; ++e) {
-      slope[e] = w[static_cast<std::size_t>(kEdges[e].to)][b] - w[static_cast<std::size_t>(kEdges[e].from)][b];
-    }
+    for (std::size_t e = 0; e < 12; ++e) slope[e] = edge_slope(w, kEdges[e], b);
     for (int q = 0; q < 8; ++q) {
       if ((children >> q & 1) == 0) continue;
       Vec3 gradient;

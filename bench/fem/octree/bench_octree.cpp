@@ -111,14 +111,10 @@ struct Arguments {
   }
 };
 
-bool parse_coarse_elements(const std::string& value) {
-  if (value == "merged" || value == "one-point") return value == "merged";
-  throw std::invalid_argument("--coarse: expected merged or one-point, got '" + value + "'");
-}
-
-bool parse_cube_state(const std::string& value) {
-  if (value == "rest" || value == "displaced") return value == "rest";
-  throw std::invalid_argument("--cube-state: expected rest or displaced, got '" + value + "'");
+/// A two-way choice: true for `chosen`, false for `other`, anything else an error naming `flag`.
+bool parse_either(const std::string& flag, const std::string& value, const std::string& chosen, const std::string& other) {
+  if (value == chosen || value == other) return value == chosen;
+  throw std::invalid_argument(flag + ": expected " + chosen + " or " + other + ", got '" + value + "'");
 }
 
 Arguments parse_arguments(int argc, char** argv) {
@@ -132,11 +128,11 @@ Arguments parse_arguments(int argc, char** argv) {
     else if (flag == "--uniform-max") arguments.uniform_max = bench::parse_number(flag, cursor.value());
     else if (flag == "--frames") arguments.frames = static_cast<int>(bench::parse_number(flag, cursor.value()));
     else if (flag == "--cube") arguments.cube = bench::parse_positive(flag, cursor.value());
-    else if (flag == "--coarse") arguments.merged_coarse_elements = parse_coarse_elements(cursor.value());
+    else if (flag == "--coarse") arguments.merged_coarse_elements = parse_either(flag, cursor.value(), "merged", "one-point");
     else if (flag == "--threads") arguments.threads = bench::parse_positive(flag, cursor.value());
     else if (flag == "--damping") arguments.damping = bench::parse_number(flag, cursor.value());
     else if (flag == "--cube-damping") arguments.cube_damping = bench::parse_number(flag, cursor.value());
-    else if (flag == "--cube-state") arguments.cube_at_rest = parse_cube_state(cursor.value());
+    else if (flag == "--cube-state") arguments.cube_at_rest = parse_either(flag, cursor.value(), "rest", "displaced");
     else if (flag == "--sweeps") arguments.sweeps = bench::parse_positive(flag, cursor.value());
     else if (flag == "--chebyshev") arguments.chebyshev_lower = bench::parse_number(flag, cursor.value());
     else if (flag == "--cycle") arguments.cycle = solvers::parse_cycle_shape(cursor.value());
