@@ -77,6 +77,44 @@ void OctreeElasticOperator::set_merged_children(std::vector<std::uint8_t> childr
   merged_children_ = std::move(children);
 }
 
+void OctreeElasticOperator::set_held_nodes(std::vector<std::uint8_t> held) {
+  if (!held.empty() && held.size() != mass_.size()) {
+    throw std::invalid_argument("octree operator: " + std::to_string(held.size()) + " held-node flags for " +
+                                std::to_string(mass_.size()) + " nodes");
+  }
+  held_list_.clear();
+  for (std::size_t node = 0; node < held.size(); ++node) {
+    if (held[node] != 0) held_list_.push_back(static_cast<Index>(node));
+  }
+  if (held_list_.empty()) held.clear();
+  held_ = std::move(held);
+  held_masked_.assign(held_.empty() ? 0 : static_cast<std::size_t>(unknowns()), 0.0);
+}
+
+void OctreeElasticOperator::zero_held(std::span<double> v) const {
+  for (const Index node : held_list_) {
+    for (int i = 0; i < 3; ++i) v[3 * node + i] = 0.0;
+  }
+}
+
+std::span<const double> OctreeElasticOperator::without_held(std::span<const double> x) const {
+  if (held_list_.empty()) return x;
+  std::copy(x.begin(), x.end(), held_masked_.begin());
+  zero_held(held_masked_);
+  return held_masked_;
+}
+
+void OctreeElasticOperator::mask_held(Index e, HexMatrix& k) const {
+  if (held_list_.empty()) return;
+  const ElementNodes& nodes = mesh_->conforming_nodes[e];
+  for (int b = 0; b < 8; ++b) {
+    if (held_[static_cast<std::size_t>(nodes[b])] == 0) continue;
+    for (int i = 0; i < 3; ++i) {
+      for (int c = 0; c < 24; ++c) k[24 * (3 * b + i) + c] = k[24 * c + 3 * b + i] = 0.0;
+    }
+  }
+}
+
 void OctreeElasticOperator::linearize(std::vector<Mat3> deformation_gradients) {
   deformation_gradients_ = std::move(deformation_gradients);
   linearization_.resize(lame_.size());
@@ -103,7 +141,9 @@ void OctreeElasticOperator::scatter_owned(Index element, Index block, const HexN
   mesh_->scatter_add_owned(element, values, nodal, blocks_.owners(), block);
 }
 
-void OctreeElasticOperator::apply(std::span<const double> x, std::span<double> y) const {
+void OctreeElasticOperator::apply(std::span<const double> x_all, std::span<double> y) const {
+  // Held nodes: the product of x without them, then their rows the identity's.
+  const std::span<const double> x = without_held(x_all);
   // Masses first (every node once), then the elements add their K·x through Wᵀ (Algorithm 2).
   linalg::parallel_chunks(mesh_->node_count(), threads_, [&](Index first, Index last) {
     for (Index node = first; node < last; ++node) {
@@ -123,6 +163,17 @@ void OctreeElasticOperator::apply(std::span<const double> x, std::span<double> y
   });
   for (const PlacedSpring& spring : springs_) {  // few: serial
     spread_from_point(spring.at, spring.stiffness * point_position(spring.at, x), y);
+  }
+  for (const ElementCorrection& correction : corrections_) {  // few: serial
+    const ElementNodes& nodes = mesh_->conforming_nodes[correction.element];
+    for (int r = 0; r < 24; ++r) {
+      double sum = 0.0;
+      for (int c = 0; c < 24; ++c) sum += correction.matrix[24 * r + c] * x[3 * nodes[c / 3] + c % 3];
+      y[3 * nodes[r / 3] + r % 3] += sum;
+    }
+  }
+  for (const Index node : held_list_) {
+    for (int i = 0; i < 3; ++i) y[3 * node + i] = x_all[3 * node + i];
   }
 }
 
@@ -171,6 +222,13 @@ std::vector<double> OctreeElasticOperator::diagonal(SpringRows spring_rows) cons
       for (int b = 0; b < 8; ++b) add_nodal(d, mesh_->conforming_nodes[p.element][b], p.weights[b] * row_sums);
     }
   }
+  for (const ElementCorrection& correction : corrections_) {
+    const ElementNodes& nodes = mesh_->conforming_nodes[correction.element];
+    for (int r = 0; r < 24; ++r) d[3 * nodes[r / 3] + r % 3] += correction.matrix[25 * r];
+  }
+  for (const Index node : held_list_) {
+    for (int i = 0; i < 3; ++i) d[3 * node + i] = 1.0;
+  }
   return d;
 }
 
@@ -197,6 +255,19 @@ std::vector<double> OctreeElasticOperator::smoother_block_diagonal() const {
       add_block(mesh_->conforming_nodes[p.element][b], (w * w) * spring.stiffness + Mat3::diagonal((w * (1.0 - w)) * row_sums));
     }
   }
+  for (const ElementCorrection& correction : corrections_) {
+    for (int b = 0; b < 8; ++b) {
+      Mat3 block;
+      for (int i = 0; i < 3; ++i) {
+        for (int j = 0; j < 3; ++j) block(i, j) = correction.matrix[24 * (3 * b + i) + 3 * b + j];
+      }
+      add_block(mesh_->conforming_nodes[correction.element][b], block);
+    }
+  }
+  for (const Index node : held_list_) {
+    const Mat3 identity = Mat3::identity();
+    std::copy(identity.entries.begin(), identity.entries.end(), blocks.begin() + 9 * static_cast<std::ptrdiff_t>(node));
+  }
   return blocks;
 }
 
@@ -212,6 +283,37 @@ std::array<Mat3, 8> OctreeElasticOperator::element_blocks(Index e) const {
   return blocks;
 }
 
+HexMatrix OctreeElasticOperator::stiffness_matrix(Index e) const {
+  const std::uint8_t children = children_of(e);
+  HexMatrix k = children != 0 ? merged_hex_stiffness_matrix(linearization_[e], mesh_->element_size(e), lame_[e], children)
+                              : hex_stiffness_matrix(linearization_[e], mesh_->element_size(e), lame_[e]);
+  if (mesh_->hanging[e] != 0) k = conforming_matrix(k, mesh_->interpolation_matrix(e));
+  return k;
+}
+
+namespace {
+
+/// k += (w wᵀ) ⊗ S: a spring couples the 8 conforming nodes of its element.
+void add_spring_matrix(const EmbeddedPoint& p, const Mat3& stiffness, HexMatrix& k) {
+  for (int b = 0; b < 8; ++b) {
+    for (int c = 0; c < 8; ++c) {
+      for (int i = 0; i < 3; ++i) {
+        for (int j = 0; j < 3; ++j) k[24 * (3 * b + i) + 3 * c + j] += p.weights[b] * p.weights[c] * stiffness(i, j);
+      }
+    }
+  }
+}
+
+}  // namespace
+
+HexMatrix OctreeElasticOperator::element_matrix(Index e) const {
+  HexMatrix k = stiffness_matrix(e);
+  for (const PlacedSpring& spring : springs_) {
+    if (spring.at.element == e) add_spring_matrix(spring.at, spring.stiffness, k);
+  }
+  return k;
+}
+
 const linalg::SymmetricCscMatrix& OctreeElasticOperator::assemble() const {
   if (!pattern_) {
     std::vector<Index> element_nodes;
@@ -223,28 +325,23 @@ const linalg::SymmetricCscMatrix& OctreeElasticOperator::assemble() const {
   linalg::SymmetricCscMatrix& a = assembled_;
   std::vector<double>& values = a.lower.values;
   std::fill(values.begin(), values.end(), 0.0);
-  for (Index e = 0; e < mesh_->element_count(); ++e) {
-    const std::uint8_t children = children_of(e);
-    HexMatrix k = children != 0 ? merged_hex_stiffness_matrix(linearization_[e], mesh_->element_size(e), lame_[e], children)
-                                : hex_stiffness_matrix(linearization_[e], mesh_->element_size(e), lame_[e]);
-    if (mesh_->hanging[e] != 0) k = conforming_matrix(k, mesh_->interpolation_matrix(e));
+  const auto add_masked = [&](Index e, HexMatrix k) {
+    mask_held(e, k);
     pattern_->scatter_add(e, k.data(), values);  // symmetric: row- and column-major agree
-  }
-  // A spring couples the 8 conforming nodes of its element: (w wᵀ) ⊗ S lands in that element's blocks.
+  };
+  for (Index e = 0; e < mesh_->element_count(); ++e) add_masked(e, stiffness_matrix(e));
   for (const PlacedSpring& spring : springs_) {
-    const EmbeddedPoint& p = spring.at;
     HexMatrix k{};
-    for (int b = 0; b < 8; ++b) {
-      for (int c = 0; c < 8; ++c) {
-        for (int i = 0; i < 3; ++i) {
-          for (int j = 0; j < 3; ++j) k[24 * (3 * b + i) + 3 * c + j] = p.weights[b] * p.weights[c] * spring.stiffness(i, j);
-        }
-      }
-    }
-    pattern_->scatter_add(p.element, k.data(), values);
+    add_spring_matrix(spring.at, spring.stiffness, k);
+    add_masked(spring.at.element, k);
   }
+  for (const ElementCorrection& correction : corrections_) add_masked(correction.element, correction.matrix);
   for (Index node = 0; node < mesh_->node_count(); ++node) {
-    for (int i = 0; i < 3; ++i) values[a.lower.col_ptr[3 * node + i]] += mass_scale_ * mass_[node];  // the diagonal leads its column
+    const bool held = !held_.empty() && held_[static_cast<std::size_t>(node)] != 0;
+    for (int i = 0; i < 3; ++i) {
+      double& diagonal = values[a.lower.col_ptr[3 * node + i]];  // the diagonal leads its column
+      diagonal = held ? 1.0 : diagonal + mass_scale_ * mass_[node];
+    }
   }
   return a;
 }
@@ -316,7 +413,9 @@ double OctreeElasticOperator::add_spring_forces(std::span<const double> x, std::
 std::size_t OctreeElasticOperator::memory_bytes() const {
   return blocks_.memory_bytes() + (pattern_ ? pattern_->bytes() + assembled_.lower.values.capacity() * sizeof(double) : 0) + lame_.capacity() * sizeof(Lame) + mass_.capacity() * sizeof(double) +
          deformation_gradients_.capacity() * sizeof(Mat3) + linearization_.capacity() * sizeof(HexLinearization) +
-         springs_.capacity() * sizeof(PlacedSpring) + merged_children_.capacity();
+         springs_.capacity() * sizeof(PlacedSpring) + merged_children_.capacity() + held_.capacity() +
+         held_list_.capacity() * sizeof(Index) + held_masked_.capacity() * sizeof(double) +
+         corrections_.capacity() * sizeof(ElementCorrection);
 }
 
 std::vector<double> lumped_masses(const OctreeMesh& mesh, double density) {

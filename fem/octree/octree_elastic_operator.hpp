@@ -37,6 +37,14 @@ struct EmbeddedSpring {
   linalg::Vec3 target;
 };
 
+/// A symmetric matrix on the 8 conforming nodes of one element (24×24, node-major) added to a
+/// level's operator: the Galerkin correction a coarse level gets for the held nodes of the
+/// finer ones (OctreeHierarchy::hold_nodes).
+struct ElementCorrection {
+  linalg::Index element = 0;
+  HexMatrix matrix{};
+};
+
 class OctreeElasticOperator {
  public:
   /// `lame` per element and `nodal_mass` per node of `mesh`, which must outlive the operator.
@@ -53,6 +61,21 @@ class OctreeElasticOperator {
   /// hexahedra of stabilized_hex.hpp, PᵀAP of their children, not one-point elements. Empty:
   /// every element is a one-point element (the finest level; §7.3's plain re-discretization).
   void set_merged_children(std::vector<std::uint8_t> children);
+  /// Nodes held in place (Dirichlet), 1 per held node, one entry per node; empty: none. A held
+  /// node's rows and columns are the identity's: (A·x) there is x there, and no other row sees
+  /// it, so a right-hand side's held entries are the prescribed update (0 keeps the node).
+  /// Throws std::invalid_argument when the size is not the node count.
+  void set_held_nodes(std::vector<std::uint8_t> held);
+  [[nodiscard]] std::span<const std::uint8_t> held_nodes() const { return held_; }
+  [[nodiscard]] bool has_held_nodes() const { return !held_list_.empty(); }
+  /// Zeroes the held nodes' entries of v (3 per node).
+  void zero_held(std::span<double> v) const;
+  /// Matrices added on elements' conforming nodes (rows and columns of held nodes ignored).
+  void set_corrections(std::vector<ElementCorrection> corrections) { corrections_ = std::move(corrections); }
+  [[nodiscard]] std::span<const ElementCorrection> corrections() const { return corrections_; }
+  /// Element e's stiffness on its conforming nodes (Wᵀ·K·W, §3.2) plus the springs whose point
+  /// lies in it, as assemble() adds them (held nodes not masked).
+  [[nodiscard]] HexMatrix element_matrix(linalg::Index e) const;
   [[nodiscard]] std::span<const std::uint8_t> merged_children() const { return merged_children_; }
   /// The linearization at one deformation gradient per element (§4.2); the gradients are kept
   /// (a coarser level averages them, §7.3).
@@ -116,6 +139,12 @@ class OctreeElasticOperator {
   [[nodiscard]] std::array<linalg::Mat3, 8> element_blocks(linalg::Index element) const;
   /// f̃_b += Σ_a W_ab values_a for the conforming nodes of `element` owned by `block`.
   void scatter_owned(linalg::Index element, linalg::Index block, const HexNodes& values, std::span<double> nodal) const;
+  /// x with the held nodes' entries zeroed (held_masked_), or x itself when none are held.
+  [[nodiscard]] std::span<const double> without_held(std::span<const double> x) const;
+  /// Element e's stiffness on its conforming nodes (Wᵀ·K·W).
+  [[nodiscard]] HexMatrix stiffness_matrix(linalg::Index e) const;
+  /// Zeroes the rows and columns of k that belong to held conforming nodes of element e.
+  void mask_held(linalg::Index e, HexMatrix& k) const;
   /// nodal += Ñ_b(ξ_p)·value on the conforming nodes of embedded point p (§8: Wᵀ of a point).
   void spread_from_point(const EmbeddedPoint& point, const linalg::Vec3& value, std::span<double> nodal) const;
 
@@ -136,6 +165,10 @@ class OctreeElasticOperator {
   std::vector<HexLinearization> linearization_;
   std::vector<PlacedSpring> springs_;
   std::vector<std::uint8_t> merged_children_;  ///< per element, empty: none merged
+  std::vector<std::uint8_t> held_;             ///< per node, empty: none held
+  std::vector<linalg::Index> held_list_;       ///< the held nodes
+  mutable std::vector<double> held_masked_;    ///< apply()'s x without the held nodes
+  std::vector<ElementCorrection> corrections_;
   mutable std::unique_ptr<linalg::AssemblyPattern> pattern_;  ///< made by the first assemble()
   mutable linalg::SymmetricCscMatrix assembled_;               ///< assemble()'s matrix, refilled
 };

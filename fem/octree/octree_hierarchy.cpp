@@ -1,6 +1,7 @@
 #include "fem/octree/octree_hierarchy.hpp"
 
 #include <algorithm>
+#include <map>
 #include <stdexcept>
 #include <string>
 
@@ -15,6 +16,7 @@ struct OctreeHierarchy::Level {
   std::unique_ptr<OctreeElasticOperator> op;
   OctreeTransfer to_coarser;                 ///< empty on the coarsest level
   std::vector<Index> coarse_element_of;      ///< this level's elements → the next level's
+  std::vector<double> restriction_scratch;   ///< a residual without its held nodes (hold_nodes)
 };
 
 namespace {
@@ -39,6 +41,66 @@ std::vector<double> restrict_masses(const OctreeTransfer& transfer, const Octree
   std::vector<double> mass(static_cast<std::size_t>(coarse.node_count()));
   for (std::size_t node = 0; node < mass.size(); ++node) mass[node] = restricted[3 * node];
   return mass;
+}
+
+/// Held nodes of the next coarser level: those that some held fine node reaches through the
+/// prolongation and (`cut`) no free one does: their prolonged values would all be zeroed.
+std::vector<std::uint8_t> held_on_coarser(const OctreeTransfer& transfer, const OctreeMesh& coarse,
+                                          std::span<const std::uint8_t> fine_held, bool cut) {
+  std::vector<std::uint8_t> reached(static_cast<std::size_t>(coarse.node_count()), 0);  // bit 0 held, bit 1 free
+  for (std::size_t n = 0; n < fine_held.size(); ++n) {
+    const ElementNodes& nodes = coarse.conforming_nodes[static_cast<std::size_t>(transfer.coarse_element[n])];
+    for (int k = 0; k < 8; ++k) {
+      if (transfer.weights[n][k] != 0.0f) reached[static_cast<std::size_t>(nodes[k])] |= fine_held[n] != 0 ? 1 : 2;
+    }
+  }
+  for (std::uint8_t& flag : reached) flag = (cut ? flag == 1 : (flag & 1) != 0) ? 1 : 0;
+  return reached;
+}
+
+/// Scalar prolongation weights from coarse element c's conforming nodes to fine element e's:
+/// q[b][s] for fine slot b and coarse slot s; rows of held fine nodes zero when `cut`.
+using SlotWeights = std::array<std::array<double, 8>, 8>;
+SlotWeights slot_weights(const OctreeMesh& fine, Index e, const OctreeMesh& coarse, Index c,
+                         const OctreeTransfer& transfer, std::span<const std::uint8_t> held, bool cut) {
+  SlotWeights q{};
+  const ElementNodes& coarse_nodes = coarse.conforming_nodes[static_cast<std::size_t>(c)];
+  for (int b = 0; b < 8; ++b) {
+    const auto n = static_cast<std::size_t>(fine.conforming_nodes[static_cast<std::size_t>(e)][b]);
+    if (cut && held[n] != 0) continue;
+    const ElementNodes& sources = coarse.conforming_nodes[static_cast<std::size_t>(transfer.coarse_element[n])];
+    for (int k = 0; k < 8; ++k) {
+      if (transfer.weights[n][k] == 0.0f) continue;
+      const auto slot = std::find(coarse_nodes.begin(), coarse_nodes.end(), sources[k]);
+      if (slot == coarse_nodes.end()) {
+        throw std::logic_error("octree hierarchy: fine node " + std::to_string(n) + " is prolonged from outside coarse element " +
+                               std::to_string(c));
+      }
+      q[b][slot - coarse_nodes.begin()] += transfer.weights[n][k];
+    }
+  }
+  return q;
+}
+
+/// block += sign·Qᵀ·K·Q with Q = q ⊗ I₃ (K and block 24×24, node-major).
+void add_galerkin_product(const SlotWeights& q, const HexMatrix& k, double sign, HexMatrix& block) {
+  HexMatrix kq{};  // K·Q
+  for (int r = 0; r < 24; ++r) {
+    for (int c = 0; c < 8; ++c) {
+      for (int t = 0; t < 8; ++t) {
+        if (q[c][t] == 0.0) continue;
+        for (int j = 0; j < 3; ++j) kq[24 * r + 3 * t + j] += k[24 * r + 3 * c + j] * q[c][t];
+      }
+    }
+  }
+  for (int b = 0; b < 8; ++b) {
+    for (int s = 0; s < 8; ++s) {
+      if (q[b][s] == 0.0) continue;
+      for (int i = 0; i < 3; ++i) {
+        for (int col = 0; col < 24; ++col) block[24 * (3 * s + i) + col] += sign * q[b][s] * kq[24 * (3 * b + i) + col];
+      }
+    }
+  }
 }
 
 }  // namespace
@@ -95,7 +157,10 @@ std::vector<Mat3> coarsen_deformation_gradients(const OctreeMesh& fine, std::spa
 
 OctreeHierarchy::OctreeHierarchy(const BalancedOctree& tree, const Lame& lame, double density,
                                  const OctreeLevelsOptions& options)
-    : direct_coarsest_(options.direct_coarsest), smoother_(options.cycle.smoother), threads_(options.threads) {
+    : direct_coarsest_(options.direct_coarsest),
+      held_coarse_nodes_(options.held_coarse_nodes),
+      smoother_(options.cycle.smoother),
+      threads_(options.threads) {
   auto finest = std::make_unique<Level>();
   finest->mesh = make_octree_mesh(tree, 0, threads_);
   std::vector<Lame> finest_lame(static_cast<std::size_t>(finest->mesh.element_count()), lame);
@@ -147,11 +212,24 @@ void OctreeHierarchy::build_cycle(const OctreeLevelsOptions& options) {
     if (l + 1 < level_count()) {
       const OctreeMesh* coarse = &levels_[l + 1]->mesh;
       const int threads = threads_;
-      entry.restrict_to_coarser = [level, coarse, threads](std::span<const double> fine, std::span<double> coarse_values) {
-        level->to_coarser.restrict_to(*coarse, fine, coarse_values, threads);
+      // With held nodes the transfers are P̃ = D·P·D_c and P̃ᵀ (hold_nodes). A coarse level's held
+      // rows are the identity's, so a restricted residual zero there keeps its correction zero
+      // there too, and D_c needs applying on restriction only.
+      const OctreeElasticOperator* coarse_op = levels_[l + 1]->op.get();
+      entry.restrict_to_coarser = [level, coarse, coarse_op, threads](std::span<const double> fine,
+                                                                     std::span<double> coarse_values) {
+        std::span<const double> free_part = fine;
+        if (level->op->has_held_nodes()) {
+          std::copy(fine.begin(), fine.end(), level->restriction_scratch.begin());
+          level->op->zero_held(level->restriction_scratch);
+          free_part = level->restriction_scratch;
+        }
+        level->to_coarser.restrict_to(*coarse, free_part, coarse_values, threads);
+        coarse_op->zero_held(coarse_values);
       };
       entry.prolong_from_coarser = [level, coarse, threads](std::span<const double> coarse_values, std::span<double> fine) {
         level->to_coarser.prolong(*coarse, coarse_values, fine, threads);
+        level->op->zero_held(fine);
       };
     }
     cycle_levels.push_back(std::move(entry));
@@ -159,6 +237,59 @@ void OctreeHierarchy::build_cycle(const OctreeLevelsOptions& options) {
   solvers::VCycleOptions cycle_options = options.cycle;
   cycle_options.threads = threads_;
   cycle_ = std::make_unique<solvers::VCycle>(std::move(cycle_levels), cycle_options);
+}
+
+void OctreeHierarchy::hold_nodes(std::span<const Index> finest_nodes) {
+  std::vector<std::uint8_t> held(static_cast<std::size_t>(mesh(0).node_count()), 0);
+  for (const Index node : finest_nodes) {
+    if (node < 0 || node >= mesh(0).node_count()) {
+      throw std::invalid_argument("octree hierarchy: held node " + std::to_string(node) + " of " +
+                                  std::to_string(mesh(0).node_count()) + " nodes");
+    }
+    held[static_cast<std::size_t>(node)] = 1;
+  }
+  for (int l = 0; l < level_count(); ++l) {
+    Level& level = *levels_[static_cast<std::size_t>(l)];
+    if (l > 0) {
+      held = held_on_coarser(levels_[static_cast<std::size_t>(l) - 1]->to_coarser, level.mesh, held,
+                             held_coarse_nodes_ == OctreeLevelsOptions::HeldCoarseNodes::cut);
+    }
+    level.op->set_held_nodes(held);
+    level.restriction_scratch.assign(level.op->has_held_nodes() ? static_cast<std::size_t>(level.op->unknowns()) : 0, 0.0);
+  }
+}
+
+void OctreeHierarchy::correct_for_held_nodes(int l) {
+  const Level& fine = *levels_[static_cast<std::size_t>(l) - 1];
+  const OctreeElasticOperator& fine_op = *fine.op;
+  const OctreeMesh& coarse = mesh(l);
+  std::vector<ElementCorrection> corrections;
+  if (!fine_op.has_held_nodes() || held_coarse_nodes_ == OctreeLevelsOptions::HeldCoarseNodes::covered) {
+    op(l).set_corrections(std::move(corrections));
+    return;
+  }
+  std::map<Index, HexMatrix> blocks;  // by coarse element, in order
+  const std::span<const std::uint8_t> held = fine_op.held_nodes();
+  const auto cut_weights = [&](Index e, Index c) { return slot_weights(fine.mesh, e, coarse, c, fine.to_coarser, held, true); };
+  // Only the fine elements with a held node change: there P̃ᵀKP̃ − PᵀKP.
+  for (Index e = 0; e < fine.mesh.element_count(); ++e) {
+    const ElementNodes& nodes = fine.mesh.conforming_nodes[static_cast<std::size_t>(e)];
+    if (std::none_of(nodes.begin(), nodes.end(), [&](Index n) { return held[static_cast<std::size_t>(n)] != 0; })) continue;
+    const Index c = fine.coarse_element_of[static_cast<std::size_t>(e)];
+    const HexMatrix k = fine_op.element_matrix(e);
+    HexMatrix& block = blocks.try_emplace(c, HexMatrix{}).first->second;
+    add_galerkin_product(cut_weights(e, c), k, 1.0, block);
+    add_galerkin_product(slot_weights(fine.mesh, e, coarse, c, fine.to_coarser, held, false), k, -1.0, block);
+  }
+  // The finer level's own corrections, carried down whole: P̃ᵀCP̃.
+  for (const ElementCorrection& correction : fine_op.corrections()) {
+    const Index c = fine.coarse_element_of[static_cast<std::size_t>(correction.element)];
+    add_galerkin_product(cut_weights(correction.element, c), correction.matrix, 1.0,
+                         blocks.try_emplace(c, HexMatrix{}).first->second);
+  }
+  corrections.reserve(blocks.size());
+  for (const auto& [element, matrix] : blocks) corrections.push_back({element, matrix});
+  op(l).set_corrections(std::move(corrections));
 }
 
 void OctreeHierarchy::embed_points(std::span<const Vec3> rest_points) {
@@ -239,6 +370,7 @@ void OctreeHierarchy::prepare(std::span<const EmbeddedSpring> springs, double ma
     }
     place_springs(l, springs);
     level.op->set_mass_scale(mass_scale);
+    if (l > 0) correct_for_held_nodes(l);
     set_smoother_data(cycle_->level(l), *level.op);
   }
   cycle_->check_levels();  // the new diagonals must still be positive (the cycle's own checks)
@@ -259,7 +391,7 @@ std::size_t OctreeHierarchy::memory_bytes() const {
                       spring_where_.capacity() * sizeof(ElementPoint) + spring_at_.capacity() * sizeof(EmbeddedPoint);
   for (const auto& level : levels_) {
     bytes += level->mesh.memory_bytes() + level->op->memory_bytes() + level->to_coarser.memory_bytes() +
-             level->coarse_element_of.capacity() * sizeof(Index);
+             level->coarse_element_of.capacity() * sizeof(Index) + level->restriction_scratch.capacity() * sizeof(double);
   }
   return bytes;
 }

@@ -41,6 +41,15 @@ struct OctreeLevelsOptions {
   /// dearer: frames 5–9 % slower at 256 cells at similar Newton residuals (docs/benchmarks.md,
   /// issue 24, stop 56) — so the flesh keeps the paper's.
   bool merged_coarse_elements = false;
+  /// How coarse levels treat the finest level's held nodes (OctreeHierarchy::hold_nodes):
+  ///  * cut: a coarse function is prolonged with the held nodes' values zeroed and each coarse
+  ///    level carries the Galerkin energy of that cut; a coarse node is held only where every
+  ///    fine node it reaches is held;
+  ///  * covered: every coarse node that reaches a held fine node is held too — the coarse
+  ///    elements covering a held node are pinned, as a plain re-discretization (or a stiff
+  ///    spring seen on every level) does. §10.4's cube as the paper configures it.
+  enum class HeldCoarseNodes { cut, covered };
+  HeldCoarseNodes held_coarse_nodes = HeldCoarseNodes::cut;
   int threads = 0;
 };
 
@@ -71,6 +80,19 @@ class OctreeHierarchy {
   [[nodiscard]] EmbeddedPoint embedded_point(linalg::Index p, int level) const;
   /// The position of embedded point p for nodal values x of the finest level.
   [[nodiscard]] linalg::Vec3 point_position(linalg::Index p, std::span<const double> x) const;
+  /// Holds nodes of the finest level in place (Dirichlet rows: OctreeElasticOperator::
+  /// set_held_nodes; empty: none), from the next prepare() on. By default (HeldCoarseNodes::cut)
+  /// the coarse levels do not pin what covers them: a coarse function is prolonged with the held
+  /// nodes' values zeroed (P̃ = D·P, and R = P̃ᵀ), a coarse node is held only where every fine
+  /// node it reaches is, and each coarse level gets the Galerkin energy of that cut,
+  /// P̃ᵀ(A + C)P̃ − PᵀAP, element by element around the held nodes (ElementCorrection; the
+  /// lumped masses stay as restricted). Pinning the coarse elements that cover a held node
+  /// instead (HeldCoarseNodes::covered, or stiff springs seen on every level) leaves the modes
+  /// that move a region 2^l cells wide beside it out of level l's space: on §10.4's cube (corner
+  /// elements held) MGPCG's smallest Ritz value is 0.01–0.02 that way and 0.15–0.16 this way,
+  /// 44 → 16 iterations (docs/benchmarks.md, issue 24, stop 57). Throws std::invalid_argument
+  /// for a node out of range.
+  void hold_nodes(std::span<const linalg::Index> finest_nodes);
   /// Gives the finest level the springs of a step (what the residual and a direct or CG solve need).
   void set_finest_springs(std::span<const EmbeddedSpring> springs);
   /// Readies every level for one Newton step once the finest level is linearized (op(0).
@@ -95,6 +117,8 @@ class OctreeHierarchy {
   void locate_springs(std::span<const EmbeddedSpring> springs);
   /// Gives level `level` the springs, at spring_where_ (located in that level's mesh).
   void place_springs(int level, std::span<const EmbeddedSpring> springs);
+  /// Level `level`'s corrections for the held nodes of the level finer than it (hold_nodes).
+  void correct_for_held_nodes(int level);
   /// `where`, located in level `level`'s mesh, moved to the next coarser level's.
   void move_to_coarser(int level, std::span<ElementPoint> where) const;
 
@@ -107,6 +131,7 @@ class OctreeHierarchy {
   std::unique_ptr<solvers::VCycle> cycle_;
   std::unique_ptr<solvers::DirectCoarseSolver> coarse_solver_;
   bool direct_coarsest_ = true;
+  OctreeLevelsOptions::HeldCoarseNodes held_coarse_nodes_ = OctreeLevelsOptions::HeldCoarseNodes::cut;
   solvers::Smoother smoother_ = solvers::Smoother::damped_jacobi;
   int threads_ = 0;
 };

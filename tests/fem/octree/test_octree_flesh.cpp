@@ -182,6 +182,68 @@ double largest_jacobi_eigenvalue(const OctreeElasticOperator& op, const std::vec
 // eigenvalue is the number of nodes it touches (up to 8): damped Jacobi with diag(A) then
 // diverges at the damping the body alone takes (issue 24: 9.6 against 2.0 at the armadillo's
 // floor contacts). The smoother's l1 spring rows bound what a spring adds by 1.
+/// Nodes below height `y` (the sphere stands on y = 0): a cap of held nodes.
+std::vector<Index> nodes_below(const OctreeMesh& mesh, double y) {
+  std::vector<Index> nodes;
+  for (Index n = 0; n < mesh.node_count(); ++n) {
+    if (mesh.node_position(n).y < y) nodes.push_back(n);
+  }
+  return nodes;
+}
+
+// Held nodes are identity rows and columns in the product, the assembly and both diagonals, with
+// an element correction (a coarse level's) on top: the same operator every way it is read.
+TEST(OctreeElasticOperator, HeldNodesAreIdentityRowsEveryWayTheOperatorIsRead) {
+  SmallBody body;
+  std::vector<double> x = body.mesh.node_positions();
+  for (double& value : x) value += 0.002 * std::sin(37.0 * value);
+  body.op.linearize_at(x);
+  body.op.set_mass_scale(100.0);
+  add_test_springs(body);
+  std::vector<std::uint8_t> held(static_cast<std::size_t>(body.mesh.node_count()), 0);
+  for (const Index n : nodes_below(body.mesh, 0.2)) held[static_cast<std::size_t>(n)] = 1;
+  ASSERT_GT(std::count(held.begin(), held.end(), 1), 10);
+  body.op.set_held_nodes(held);
+  ElementCorrection correction{body.mesh.element_count() / 2, {}};
+  const std::vector<double> r = random_vector(24 * 24, 5, 1e3);
+  for (int i = 0; i < 24; ++i) {
+    for (int j = 0; j < 24; ++j) correction.matrix[24 * i + j] = r[24 * i + j] + r[24 * j + i];
+  }
+  body.op.set_corrections({correction});
+  const std::vector<double> u = random_vector(x.size(), 1);
+  std::vector<double> au(u.size());
+  body.op.apply(u, au);
+  const linalg::SymmetricCscMatrix& a = body.op.assemble();
+  EXPECT_LT(linalg::max_abs_difference(au, multiply(a, u)), 1e-12 * max_abs(au));
+  // The held rows return u there; the others do not see u there.
+  std::vector<double> moved = u;
+  for (std::size_t n = 0; n < held.size(); ++n) {
+    for (int i = 0; i < 3; ++i) {
+      if (held[n] != 0) {
+        EXPECT_EQ(au[3 * n + i], u[3 * n + i]);
+        moved[3 * n + i] += 1.0;
+      }
+    }
+  }
+  std::vector<double> a_moved(u.size());
+  body.op.apply(moved, a_moved);
+  for (std::size_t k = 0; k < u.size(); ++k) {
+    if (held[k / 3] == 0) {
+      EXPECT_EQ(a_moved[k], au[k]);
+    }
+  }
+  // Both diagonals.
+  const std::vector<double> diagonal = body.op.diagonal();
+  const std::vector<double> blocks = body.op.smoother_block_diagonal();
+  for (Index col = 0; col < a.lower.cols; ++col) {
+    EXPECT_NEAR(diagonal[col], a.lower.values[a.lower.col_ptr[col]], 1e-12 * std::abs(diagonal[col]));
+    if (held[static_cast<std::size_t>(col / 3)] != 0) {
+      for (int j = 0; j < 3; ++j) EXPECT_EQ(blocks[9 * (col / 3) + 3 * (col % 3) + j], col % 3 == j ? 1.0 : 0.0);
+    }
+  }
+  EXPECT_THROW(body.op.set_held_nodes(std::vector<std::uint8_t>(3, 1)), std::invalid_argument);
+}
+
 TEST(OctreeElasticOperator, SmootherDiagonalKeepsStiffSpringsFromRaisingTheJacobiSpectrum) {
   SmallBody body;
   body.op.linearize_at(body.mesh.node_positions());
@@ -264,6 +326,27 @@ TEST(OctreeHierarchy, MgpcgEqualsTheDirectCholeskySolve) {
   EXPECT_LT(difference, 1e-8 * max_abs(exact));
 }
 
+/// How far level 1 of a hierarchy is from the Galerkin operator of level 0: the largest
+/// |vᵀA₁v − (Pv)ᵀA₀(Pv)| / (Pv)ᵀA₀(Pv) over random coarse v (zero at level 1's held nodes),
+/// P the cycle's prolongation.
+double worst_galerkin_gap(OctreeHierarchy& hierarchy) {
+  const auto energy = [&](int level, std::span<const double> v) {
+    std::vector<double> product(v.size());
+    hierarchy.op(level).apply(v, product);
+    return std::inner_product(v.begin(), v.end(), product.begin(), 0.0);
+  };
+  double worst = 0.0;
+  for (unsigned seed = 1; seed <= 4; ++seed) {
+    std::vector<double> coarse = random_vector(static_cast<std::size_t>(hierarchy.op(1).unknowns()), seed);
+    hierarchy.op(1).zero_held(coarse);
+    std::vector<double> prolonged(static_cast<std::size_t>(hierarchy.op(0).unknowns()));
+    hierarchy.cycle().level(0).prolong_from_coarser(coarse, prolonged);
+    const double galerkin = energy(0, prolonged);
+    worst = std::max(worst, std::abs(energy(1, coarse) - galerkin) / galerkin);
+  }
+  return worst;
+}
+
 // At rest every fine element shares its coarse element's linearization, so the merged coarse
 // level is the Galerkin operator PᵀAP exactly — hanging nodes, partly filled coarse elements
 // and unchanged ones included — where §7.3's one-point re-discretization is not.
@@ -279,20 +362,7 @@ TEST(OctreeHierarchy, MergedCoarseLevelIsTheGalerkinOperatorAtRest) {
     ASSERT_EQ(hierarchy.level_count(), 2);
     hierarchy.op(0).linearize_at(hierarchy.mesh(0).node_positions());
     hierarchy.prepare({}, 0.0);
-    const solvers::MultigridLevel& fine = hierarchy.cycle().level(0);
-    const auto energy = [&](int level, std::span<const double> v) {
-      std::vector<double> product(v.size());
-      hierarchy.op(level).apply(v, product);
-      return std::inner_product(v.begin(), v.end(), product.begin(), 0.0);
-    };
-    double worst = 0.0;
-    for (unsigned seed = 1; seed <= 4; ++seed) {
-      const std::vector<double> coarse = random_vector(static_cast<std::size_t>(hierarchy.op(1).unknowns()), seed);
-      std::vector<double> prolonged(static_cast<std::size_t>(hierarchy.op(0).unknowns()));
-      fine.prolong_from_coarser(coarse, prolonged);
-      const double galerkin = energy(0, prolonged);
-      worst = std::max(worst, std::abs(energy(1, coarse) - galerkin) / galerkin);
-    }
+    const double worst = worst_galerkin_gap(hierarchy);
     if (merged) {
       EXPECT_LT(worst, 1e-12);
     } else {
@@ -305,6 +375,72 @@ TEST(OctreeHierarchy, MergedCoarseLevelIsTheGalerkinOperatorAtRest) {
     hierarchy.op(1).apply(v, applied);
     EXPECT_LT(linalg::max_abs_difference(applied, multiply(hierarchy.op(1).assemble(), v)), 1e-12 * max_abs(applied));
   }
+}
+
+// Held nodes cut from the coarse functions (P̃ = D·P) with the Galerkin energy of the cut on the
+// coarse level: at rest with merged elements the coarse level is P̃ᵀAP̃ exactly, hanging nodes
+// included. Holding the covering coarse nodes instead (the plain form) is Galerkin too, on a
+// smaller coarse space: it holds more coarse nodes.
+TEST(OctreeHierarchy, HeldNodesCutFromTheCoarseLevelKeepItGalerkinAtRest) {
+  const BalancedOctree tree = sphere_octree(16);
+  std::size_t held_coarse_nodes[2] = {0, 0};
+  for (const auto held_coarse : {OctreeLevelsOptions::HeldCoarseNodes::cut, OctreeLevelsOptions::HeldCoarseNodes::covered}) {
+    const bool cut = held_coarse == OctreeLevelsOptions::HeldCoarseNodes::cut;
+    OctreeLevelsOptions options;
+    options.max_levels = 2;
+    options.coarsest_nodes = 1;
+    options.merged_coarse_elements = true;
+    options.held_coarse_nodes = held_coarse;
+    options.direct_coarsest = false;
+    OctreeHierarchy hierarchy(tree, Lame{1e4, 4e4}, 1000.0, options);
+    ASSERT_EQ(hierarchy.level_count(), 2);
+    hierarchy.hold_nodes(nodes_below(hierarchy.mesh(0), 0.3));
+    hierarchy.op(0).linearize_at(hierarchy.mesh(0).node_positions());
+    hierarchy.prepare({}, 0.0);
+    const std::span<const std::uint8_t> held = hierarchy.op(1).held_nodes();
+    held_coarse_nodes[cut ? 0 : 1] = static_cast<std::size_t>(std::count(held.begin(), held.end(), 1));
+    EXPECT_EQ(hierarchy.op(1).corrections().empty(), !cut);
+    EXPECT_LT(worst_galerkin_gap(hierarchy), 1e-12);
+    const std::vector<double> v = random_vector(static_cast<std::size_t>(hierarchy.op(1).unknowns()), 9);
+    std::vector<double> applied(v.size());
+    hierarchy.op(1).apply(v, applied);
+    EXPECT_LT(linalg::max_abs_difference(applied, multiply(hierarchy.op(1).assemble(), v)), 1e-12 * max_abs(applied));
+  }
+  EXPECT_GT(held_coarse_nodes[0], 0U);
+  EXPECT_LT(held_coarse_nodes[0], held_coarse_nodes[1]);
+}
+
+// MGPCG with held nodes (both coarse treatments, springs and masses near them, deformed) solves
+// the held system: the direct solve of the assembled matrix with identity rows.
+TEST(OctreeHierarchy, MgpcgWithHeldNodesEqualsTheDirectSolve) {
+  const BalancedOctree tree = sphere_octree(32);
+  for (const auto held_coarse : {OctreeLevelsOptions::HeldCoarseNodes::cut, OctreeLevelsOptions::HeldCoarseNodes::covered}) {
+    OctreeLevelsOptions options;
+    options.max_levels = 4;
+    options.coarsest_nodes = 200;
+    options.held_coarse_nodes = held_coarse;
+    options.threads = 2;
+    OctreeHierarchy hierarchy(tree, Lame{1e4, 4e4}, 1000.0, options);
+    ASSERT_GE(hierarchy.level_count(), 3);
+    std::vector<double> x = hierarchy.mesh(0).node_positions();
+    for (double& value : x) value += 0.01 * std::sin(17.0 * value);
+    hierarchy.hold_nodes(nodes_below(hierarchy.mesh(0), 0.1));
+    hierarchy.op(0).linearize_at(x);
+    hierarchy.embed_points(std::vector<Vec3>{{0.0, 0.08, 0.0}, {0.2, 0.3, -0.1}});
+    const std::vector<EmbeddedSpring> springs{{0, 1e5 * Mat3::identity(), {}}, {1, 3e5 * Mat3::identity(), {}}};
+    hierarchy.prepare(springs, 1e2);
+    std::vector<double> b = random_vector(x.size(), 4);
+    hierarchy.op(0).zero_held(b);
+    std::vector<double> solution(b.size(), 0.0);
+    const solvers::MultigridSolveResult result =
+        solvers::multigrid_pcg(hierarchy.cycle(), b, solution, {.relative_tolerance = 1e-10, .max_iterations = 200});
+    EXPECT_TRUE(result.converged);
+    std::vector<double> exact(b.size());
+    solvers::DirectCoarseSolver(hierarchy.op(0).assemble(), 2).solve(b, exact);
+    EXPECT_LT(linalg::max_abs_difference(solution, exact), 1e-8 * max_abs(exact));
+  }
+  OctreeHierarchy hierarchy(tree, Lame{1e4, 4e4}, 1000.0, {});
+  EXPECT_THROW(hierarchy.hold_nodes(std::vector<Index>{hierarchy.mesh(0).node_count()}), std::invalid_argument);
 }
 
 // More levels asked for than the tree has (a 16-cell tree has levels 0 … 4): the hierarchy stops
