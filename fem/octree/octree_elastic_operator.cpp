@@ -223,8 +223,18 @@ std::vector<double> OctreeElasticOperator::diagonal(SpringRows spring_rows) cons
     }
   }
   for (const ElementCorrection& correction : corrections_) {
+    // In l1 (as the springs' rows): a correction makes its coarse element Galerkin, whose
+    // couplings a point sweep with only its diagonal overshoots (a level of one element: 16
+    // sweeps diverged on the 32-cell §10.4 cube).
     const ElementNodes& nodes = mesh_->conforming_nodes[correction.element];
-    for (int r = 0; r < 24; ++r) d[3 * nodes[r / 3] + r % 3] += correction.matrix[25 * r];
+    for (int r = 0; r < 24; ++r) {
+      double row = correction.matrix[25 * r];
+      if (spring_rows == SpringRows::l1) {
+        row = 0.0;
+        for (int c = 0; c < 24; ++c) row += std::abs(correction.matrix[24 * r + c]);
+      }
+      d[3 * nodes[r / 3] + r % 3] += row;
+    }
   }
   for (const Index node : held_list_) {
     for (int i = 0; i < 3; ++i) d[3 * node + i] = 1.0;
@@ -305,14 +315,6 @@ void add_spring_matrix(const EmbeddedPoint& p, const Mat3& stiffness, HexMatrix&
 }
 
 }  // namespace
-
-HexMatrix OctreeElasticOperator::element_matrix(Index e) const {
-  HexMatrix k = stiffness_matrix(e);
-  for (const PlacedSpring& spring : springs_) {
-    if (spring.at.element == e) add_spring_matrix(spring.at, spring.stiffness, k);
-  }
-  return k;
-}
 
 const linalg::SymmetricCscMatrix& OctreeElasticOperator::assemble() const {
   if (!pattern_) {

@@ -73,9 +73,9 @@ class OctreeElasticOperator {
   /// Matrices added on elements' conforming nodes (rows and columns of held nodes ignored).
   void set_corrections(std::vector<ElementCorrection> corrections) { corrections_ = std::move(corrections); }
   [[nodiscard]] std::span<const ElementCorrection> corrections() const { return corrections_; }
-  /// Element e's stiffness on its conforming nodes (Wᵀ·K·W, §3.2) plus the springs whose point
-  /// lies in it, as assemble() adds them (held nodes not masked).
-  [[nodiscard]] HexMatrix element_matrix(linalg::Index e) const;
+  /// Element e's stiffness on its conforming nodes (Wᵀ·K·W, §3.2), as assemble() adds it (held
+  /// nodes not masked; no springs, no correction).
+  [[nodiscard]] HexMatrix stiffness_matrix(linalg::Index e) const;
   [[nodiscard]] std::span<const std::uint8_t> merged_children() const { return merged_children_; }
   /// The linearization at one deformation gradient per element (§4.2); the gradients are kept
   /// (a coarser level averages them, §7.3).
@@ -141,8 +141,6 @@ class OctreeElasticOperator {
   void scatter_owned(linalg::Index element, linalg::Index block, const HexNodes& values, std::span<double> nodal) const;
   /// x with the held nodes' entries zeroed (held_masked_), or x itself when none are held.
   [[nodiscard]] std::span<const double> without_held(std::span<const double> x) const;
-  /// Element e's stiffness on its conforming nodes (Wᵀ·K·W).
-  [[nodiscard]] HexMatrix stiffness_matrix(linalg::Index e) const;
   /// Zeroes the rows and columns of k that belong to held conforming nodes of element e.
   void mask_held(linalg::Index e, HexMatrix& k) const;
   /// nodal += Ñ_b(ξ_p)·value on the conforming nodes of embedded point p (§8: Wᵀ of a point).

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 #include <stdexcept>
 #include <string>
 
@@ -58,16 +59,17 @@ std::vector<std::uint8_t> held_on_coarser(const OctreeTransfer& transfer, const 
   return reached;
 }
 
-/// Scalar prolongation weights from coarse element c's conforming nodes to fine element e's:
-/// q[b][s] for fine slot b and coarse slot s; rows of held fine nodes zero when `cut`.
+/// Scalar weights of the cut prolongation P̃ from coarse element c's conforming nodes to fine
+/// element e's: q[b][s] for fine slot b and coarse slot s, zero rows for held fine nodes (`held`
+/// per fine node; empty: none).
 using SlotWeights = std::array<std::array<double, 8>, 8>;
-SlotWeights slot_weights(const OctreeMesh& fine, Index e, const OctreeMesh& coarse, Index c,
-                         const OctreeTransfer& transfer, std::span<const std::uint8_t> held, bool cut) {
+SlotWeights cut_slot_weights(const OctreeMesh& fine, Index e, const OctreeMesh& coarse, Index c,
+                             const OctreeTransfer& transfer, std::span<const std::uint8_t> held) {
   SlotWeights q{};
   const ElementNodes& coarse_nodes = coarse.conforming_nodes[static_cast<std::size_t>(c)];
   for (int b = 0; b < 8; ++b) {
     const auto n = static_cast<std::size_t>(fine.conforming_nodes[static_cast<std::size_t>(e)][b]);
-    if (cut && held[n] != 0) continue;
+    if (!held.empty() && held[n] != 0) continue;
     const ElementNodes& sources = coarse.conforming_nodes[static_cast<std::size_t>(transfer.coarse_element[n])];
     for (int k = 0; k < 8; ++k) {
       if (transfer.weights[n][k] == 0.0f) continue;
@@ -82,8 +84,8 @@ SlotWeights slot_weights(const OctreeMesh& fine, Index e, const OctreeMesh& coar
   return q;
 }
 
-/// block += sign·Qᵀ·K·Q with Q = q ⊗ I₃ (K and block 24×24, node-major).
-void add_galerkin_product(const SlotWeights& q, const HexMatrix& k, double sign, HexMatrix& block) {
+/// block += Qᵀ·K·Q with Q = q ⊗ I₃ (K and block 24×24, node-major).
+void add_galerkin_product(const SlotWeights& q, const HexMatrix& k, HexMatrix& block) {
   HexMatrix kq{};  // K·Q
   for (int r = 0; r < 24; ++r) {
     for (int c = 0; c < 8; ++c) {
@@ -97,7 +99,7 @@ void add_galerkin_product(const SlotWeights& q, const HexMatrix& k, double sign,
     for (int s = 0; s < 8; ++s) {
       if (q[b][s] == 0.0) continue;
       for (int i = 0; i < 3; ++i) {
-        for (int col = 0; col < 24; ++col) block[24 * (3 * s + i) + col] += sign * q[b][s] * kq[24 * (3 * b + i) + col];
+        for (int col = 0; col < 24; ++col) block[24 * (3 * s + i) + col] += q[b][s] * kq[24 * (3 * b + i) + col];
       }
     }
   }
@@ -264,31 +266,44 @@ void OctreeHierarchy::correct_for_held_nodes(int l) {
   const OctreeElasticOperator& fine_op = *fine.op;
   const OctreeMesh& coarse = mesh(l);
   std::vector<ElementCorrection> corrections;
-  if (!fine_op.has_held_nodes() || held_coarse_nodes_ == OctreeLevelsOptions::HeldCoarseNodes::covered) {
+  const bool cut = held_coarse_nodes_ == OctreeLevelsOptions::HeldCoarseNodes::cut;
+  if (!cut || (!fine_op.has_held_nodes() && fine_op.corrections().empty())) {
     op(l).set_corrections(std::move(corrections));
     return;
   }
-  std::map<Index, HexMatrix> blocks;  // by coarse element, in order
+  // The finer level's elements that the cut changes: those with a held node, and those carrying
+  // a correction (their total is Galerkin from further down). Their coarse elements are made
+  // Galerkin: G_c = Σ over c's children of P̃ᵀ(K_e + C_e)P̃, a sum of positive semi-definite
+  // terms, so the level stays definite however its re-discretized elements differ from PᵀAP;
+  // the correction stored is G_c − K_c.
+  std::map<Index, const HexMatrix*> fine_corrections;
+  for (const ElementCorrection& correction : fine_op.corrections()) fine_corrections[correction.element] = &correction.matrix;
   const std::span<const std::uint8_t> held = fine_op.held_nodes();
-  const auto cut_weights = [&](Index e, Index c) { return slot_weights(fine.mesh, e, coarse, c, fine.to_coarser, held, true); };
-  // Only the fine elements with a held node change: there P̃ᵀKP̃ − PᵀKP.
+  std::set<Index> changed;  // coarse elements, in order
   for (Index e = 0; e < fine.mesh.element_count(); ++e) {
     const ElementNodes& nodes = fine.mesh.conforming_nodes[static_cast<std::size_t>(e)];
-    if (std::none_of(nodes.begin(), nodes.end(), [&](Index n) { return held[static_cast<std::size_t>(n)] != 0; })) continue;
-    const Index c = fine.coarse_element_of[static_cast<std::size_t>(e)];
-    const HexMatrix k = fine_op.element_matrix(e);
-    HexMatrix& block = blocks.try_emplace(c, HexMatrix{}).first->second;
-    add_galerkin_product(cut_weights(e, c), k, 1.0, block);
-    add_galerkin_product(slot_weights(fine.mesh, e, coarse, c, fine.to_coarser, held, false), k, -1.0, block);
+    const bool touches_held = !held.empty() && std::any_of(nodes.begin(), nodes.end(), [&](Index n) {
+      return held[static_cast<std::size_t>(n)] != 0;
+    });
+    if (touches_held || fine_corrections.contains(e)) changed.insert(fine.coarse_element_of[static_cast<std::size_t>(e)]);
   }
-  // The finer level's own corrections, carried down whole: P̃ᵀCP̃.
-  for (const ElementCorrection& correction : fine_op.corrections()) {
-    const Index c = fine.coarse_element_of[static_cast<std::size_t>(correction.element)];
-    add_galerkin_product(cut_weights(correction.element, c), correction.matrix, 1.0,
-                         blocks.try_emplace(c, HexMatrix{}).first->second);
+  const std::vector<Index>& coarse_of = fine.coarse_element_of;  // non-decreasing (Morton order)
+  for (const Index c : changed) {
+    HexMatrix galerkin{};
+    const auto first = std::lower_bound(coarse_of.begin(), coarse_of.end(), c);
+    const auto last = std::upper_bound(first, coarse_of.end(), c);
+    for (auto child = first; child != last; ++child) {
+      const auto e = static_cast<Index>(child - coarse_of.begin());
+      HexMatrix k = fine_op.stiffness_matrix(e);
+      if (const auto found = fine_corrections.find(e); found != fine_corrections.end()) {
+        for (std::size_t i = 0; i < k.size(); ++i) k[i] += (*found->second)[i];
+      }
+      add_galerkin_product(cut_slot_weights(fine.mesh, e, coarse, c, fine.to_coarser, held), k, galerkin);
+    }
+    const HexMatrix own = op(l).stiffness_matrix(c);
+    for (std::size_t i = 0; i < galerkin.size(); ++i) galerkin[i] -= own[i];
+    corrections.push_back({c, galerkin});
   }
-  corrections.reserve(blocks.size());
-  for (const auto& [element, matrix] : blocks) corrections.push_back({element, matrix});
   op(l).set_corrections(std::move(corrections));
 }
 

@@ -42,9 +42,9 @@ struct OctreeLevelsOptions {
   /// issue 24, stop 56) — so the flesh keeps the paper's.
   bool merged_coarse_elements = false;
   /// How coarse levels treat the finest level's held nodes (OctreeHierarchy::hold_nodes):
-  ///  * cut: a coarse function is prolonged with the held nodes' values zeroed and each coarse
-  ///    level carries the Galerkin energy of that cut; a coarse node is held only where every
-  ///    fine node it reaches is held;
+  ///  * cut: a coarse function is prolonged with the held nodes' values zeroed and the coarse
+  ///    elements around them are that cut's Galerkin operator; a coarse node is held only where
+  ///    every fine node it reaches is held;
   ///  * covered: every coarse node that reaches a held fine node is held too — the coarse
   ///    elements covering a held node are pinned, as a plain re-discretization (or a stiff
   ///    spring seen on every level) does. §10.4's cube as the paper configures it.
@@ -84,9 +84,11 @@ class OctreeHierarchy {
   /// set_held_nodes; empty: none), from the next prepare() on. By default (HeldCoarseNodes::cut)
   /// the coarse levels do not pin what covers them: a coarse function is prolonged with the held
   /// nodes' values zeroed (P̃ = D·P, and R = P̃ᵀ), a coarse node is held only where every fine
-  /// node it reaches is, and each coarse level gets the Galerkin energy of that cut,
-  /// P̃ᵀ(A + C)P̃ − PᵀAP, element by element around the held nodes (ElementCorrection; the
-  /// lumped masses stay as restricted). Pinning the coarse elements that cover a held node
+  /// node it reaches is, and each coarse element over a fine element the cut changes (one with a
+  /// held node, or one made Galerkin itself one level down) is made Galerkin, Σ P̃ᵀ(K_e + C_e)P̃
+  /// over its children — stored as ElementCorrection G_c − K_c; a sum of semi-definite terms, so
+  /// the level stays definite however its re-discretized elements differ from PᵀAP (springs and
+  /// the lumped masses stay as each level places them). Pinning the coarse elements that cover a held node
   /// instead (HeldCoarseNodes::covered, or stiff springs seen on every level) leaves the modes
   /// that move a region 2^l cells wide beside it out of level l's space: on §10.4's cube (corner
   /// elements held) MGPCG's smallest Ritz value is 0.01–0.02 that way and 0.15–0.16 this way,
@@ -117,7 +119,7 @@ class OctreeHierarchy {
   void locate_springs(std::span<const EmbeddedSpring> springs);
   /// Gives level `level` the springs, at spring_where_ (located in that level's mesh).
   void place_springs(int level, std::span<const EmbeddedSpring> springs);
-  /// Level `level`'s corrections for the held nodes of the level finer than it (hold_nodes).
+  /// Level `level`'s corrections for the held nodes of the levels finer than it (hold_nodes).
   void correct_for_held_nodes(int level);
   /// `where`, located in level `level`'s mesh, moved to the next coarser level's.
   void move_to_coarser(int level, std::span<ElementPoint> where) const;

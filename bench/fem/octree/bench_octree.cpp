@@ -72,6 +72,8 @@ constexpr const char* kUsage = R"(bench_octree — octree flesh vs uniform grid,
                      back to the rest state" from "a random initial guess": A·u = 0, u₀ the random
                      displacement) or displaced (at the displaced nodes, whose tangled elements the
                      coarse levels average to F ≈ 0; b the forces there, u₀ = 0)
+  --cube-mgpcg-only  the cube's MGPCG rows only (no CG, MG or MG K-cycle: 2,000 and 1,000 iterations
+                     are too long at §10.4's 256 cells)
   --sweeps N         pre- and post-smoothing sweeps per level (default 1)
   --chebyshev L      Chebyshev smoothing of degree --sweeps instead of damped sweeps, over
                      [L·λ, 1.1·λ] of each level's B⁻¹A (λ its largest eigenvalue; e.g. 0.1)
@@ -102,6 +104,7 @@ struct Arguments {
   /// rest MG converges with 0.857 and MGPCG needs 44 iterations to 1e-6 against 76 at 0.3.
   double cube_damping = 0.857;
   bool cube_at_rest = true;  ///< --cube-state rest|displaced
+  bool cube_mgpcg_only = false;  ///< --cube-mgpcg-only: no CG or MG rows (the paper's 256 cells)
   bool merged_coarse_elements = oct::OctreeLevelsOptions{}.merged_coarse_elements;  ///< --coarse merged|one-point
   int sweeps = 1;
   double chebyshev_lower = 0.0;  ///< 0: damped sweeps
@@ -136,6 +139,7 @@ Arguments parse_arguments(int argc, char** argv) {
     else if (flag == "--damping") arguments.damping = bench::parse_number(flag, cursor.value());
     else if (flag == "--cube-damping") arguments.cube_damping = bench::parse_number(flag, cursor.value());
     else if (flag == "--cube-state") arguments.cube_at_rest = parse_either(flag, cursor.value(), "rest", "displaced");
+    else if (flag == "--cube-mgpcg-only") arguments.cube_mgpcg_only = true;
     else if (flag == "--sweeps") arguments.sweeps = bench::parse_positive(flag, cursor.value());
     else if (flag == "--chebyshev") arguments.chebyshev_lower = bench::parse_number(flag, cursor.value());
     else if (flag == "--cycle") arguments.cycle = solvers::parse_cycle_shape(cursor.value());
@@ -607,7 +611,11 @@ nlohmann::json run_cube(const Arguments& arguments) {
     op.add_elastic_forces(state, system.b);
     op.add_spring_forces(state, system.b);
     op.zero_held(system.b);  // a held node's update is 0
-    solvers::DirectCoarseSolver(op.assemble(), arguments.threads).solve(system.b, system.exact);
+    if (cholsim::linalg::max_abs(system.b) == 0.0) {
+      std::fill(system.exact.begin(), system.exact.end(), 0.0);  // at rest: no factorization of millions of unknowns
+    } else {
+      solvers::DirectCoarseSolver(op.assemble(), arguments.threads).solve(system.b, system.exact);
+    }
     system.initial_error = max_distance(start, system.exact);
     return system;
   };
@@ -636,17 +644,19 @@ nlohmann::json run_cube(const Arguments& arguments) {
     return [&system](std::span<const double> v, std::span<double> y) { system.op->apply(v, y); };
   };
   const auto identity = [](std::span<const double> r, std::span<double> z) { std::copy(r.begin(), r.end(), z.begin()); };
-  run("CG", with_springs, 2000, [&](std::span<double> iterate, int iterations, auto&& observe) {
-    observed_pcg(apply_of(with_springs), identity, with_springs.b, iterate, iterations, observe);
-  });
+  if (!arguments.cube_mgpcg_only) {
+    run("CG", with_springs, 2000, [&](std::span<double> iterate, int iterations, auto&& observe) {
+      observed_pcg(apply_of(with_springs), identity, with_springs.b, iterate, iterations, observe);
+    });
+    run("MG (§10.4: one-point coarse elements, 16 Jacobi sweeps on the coarsest)", with_springs, 1000,
+        [&](std::span<double> iterate, int iterations, auto&& observe) {
+      for (int k = 1; k <= iterations; ++k) {
+        sweeps->cycle().iterate(with_springs.b, iterate);
+        if (!observe(k)) return;
+      }
+    });
+  }
   const std::string coarse_kind = arguments.merged_coarse_elements ? "merged" : "one-point";
-  run("MG (§10.4: one-point coarse elements, 16 Jacobi sweeps on the coarsest)", with_springs, 1000,
-      [&](std::span<double> iterate, int iterations, auto&& observe) {
-    for (int k = 1; k <= iterations; ++k) {
-      sweeps->cycle().iterate(with_springs.b, iterate);
-      if (!observe(k)) return;
-    }
-  });
   const std::string smoothing = arguments.chebyshev_lower > 0.0
                                     ? "Chebyshev of degree " + std::to_string(arguments.sweeps)
                                     : std::to_string(arguments.sweeps) + " damped sweep(s)";
@@ -669,13 +679,15 @@ nlohmann::json run_cube(const Arguments& arguments) {
                    system.b, iterate, iterations, observe);
     });
   }
-  run("MG, K-cycle (" + coarse_kind + " coarse elements, Cholesky on the coarsest)", with_held_nodes, 200,
-      [&](std::span<double> iterate, int iterations, auto&& observe) {
-    for (int k = 1; k <= iterations; ++k) {
-      krylov->cycle().iterate(with_held_nodes.b, iterate);
-      if (!observe(k)) return;
-    }
-  });
+  if (!arguments.cube_mgpcg_only) {
+    run("MG, K-cycle (" + coarse_kind + " coarse elements, Cholesky on the coarsest)", with_held_nodes, 200,
+        [&](std::span<double> iterate, int iterations, auto&& observe) {
+      for (int k = 1; k <= iterations; ++k) {
+        krylov->cycle().iterate(with_held_nodes.b, iterate);
+        if (!observe(k)) return;
+      }
+    });
+  }
   // What limits the cycles: the extreme Ritz values of M⁻¹A from one MGPCG solve per hierarchy
   // (a random right-hand side, from 0, to 1e-10).
   std::vector<double> random_rhs(start.size());
