@@ -88,12 +88,12 @@ class OctreeHierarchy {
   /// held node, or one made Galerkin itself one level down) is made Galerkin, Σ P̃ᵀ(K_e + C_e)P̃
   /// over its children — stored as ElementCorrection G_c − K_c; a sum of semi-definite terms, so
   /// the level stays definite however its re-discretized elements differ from PᵀAP (springs and
-  /// the lumped masses stay as each level places them). Pinning the coarse elements that cover a held node
-  /// instead (HeldCoarseNodes::covered, or stiff springs seen on every level) leaves the modes
-  /// that move a region 2^l cells wide beside it out of level l's space: on §10.4's cube (corner
-  /// elements held) MGPCG's smallest Ritz value is 0.001–0.01 that way and 0.15–0.20 this way,
-  /// 41 → 16 iterations at 64 cells, 51 → 18 at 256 (docs/benchmarks.md, issue 24, stop 57). Throws std::invalid_argument
-  /// for a node out of range.
+  /// the lumped masses stay as each level places them). Pinning the coarse elements that cover
+  /// a held node instead (HeldCoarseNodes::covered, or stiff springs seen on every level) leaves
+  /// the modes that move a region 2^l cells wide beside it out of level l's space: on §10.4's
+  /// cube (corner elements held) MGPCG's smallest Ritz value is 0.001–0.01 that way and
+  /// 0.15–0.20 this way, 41 → 16 iterations at 64 cells, 51 → 18 at 256 (docs/benchmarks.md,
+  /// issue 24, stop 57). Throws std::invalid_argument for a node out of range.
   void hold_nodes(std::span<const linalg::Index> finest_nodes);
   /// Gives the finest level the springs of a step (what the residual and a direct or CG solve need).
   void set_finest_springs(std::span<const EmbeddedSpring> springs);
