@@ -64,6 +64,7 @@ class OctreeElasticOperator {
   /// Nodes held in place (Dirichlet), 1 per held node, one entry per node; empty: none. A held
   /// node's rows and columns are the identity's: (A·x) there is x there, and no other row sees
   /// it, so a right-hand side's held entries are the prescribed update (0 keeps the node).
+  /// With held nodes apply() works in a scratch vector of the operator's: one product at a time.
   /// Throws std::invalid_argument when the size is not the node count.
   void set_held_nodes(std::vector<std::uint8_t> held);
   [[nodiscard]] std::span<const std::uint8_t> held_nodes() const { return held_; }
