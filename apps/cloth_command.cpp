@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "fem/cloth/cloth_health.hpp"
 #include "fem/cloth/cloth_scenes.hpp"
 #include "fem/cloth/eol_mapping.hpp"
 #include "interrupt_signals.hpp"
@@ -45,6 +46,7 @@ struct ClothCommandOptions {
   std::string out = "cloth-out";
   bool json = false;
   std::string max_output = "2G";
+  bool strict = false;
 };
 
 /// The obstacles as triangles: 12 per box, a small pyramid per nail tip.
@@ -177,7 +179,7 @@ double share(double part, double whole) { return whole > 0.0 ? 100.0 * part / wh
 
 void add_report(Report& report, const cloth::ClothScene& scene, const ClothCommandOptions& flags,
                 const RunTotals& totals, const ClothFrames& frames, const OutputFolder& folder,
-                const std::string& failure) {
+                const std::string& failure, const cloth::ClothHealth& health) {
   report.section("scene");
   report.add_text("scene", "scene", scene.description);
   report.add_text("method", "method", flags.method);
@@ -216,6 +218,7 @@ void add_report(Report& report, const cloth::ClothScene& scene, const ClothComma
 
   report.section("outcome");
   report.add_text("status", "status", failure.empty() ? "ok" : failure);
+  report.add_text("health", "health", health.summary());
   report.section("output");
   report.add_text("pvd", "cloth collection", frames.cloth_series().pvd_path().string());
   report.add_text("obstacles_pvd", "obstacle collection", (folder.path() / "obstacles.pvd").string());
@@ -247,6 +250,7 @@ int run_cloth(const ClothCommandOptions& flags) {
   frames.write(simulation);
   RunTotals totals;
   std::string failure;
+  cloth::ClothHealth health(scene.cloth, scene.options.material.density, scene.options.gravity);
   for (int step = 1; step <= steps; ++step) {
     if (signals.received() != 0) {
       failure = "stopped by signal " + std::to_string(signals.received());
@@ -254,6 +258,10 @@ int run_cloth(const ClothCommandOptions& flags) {
     }
     const cloth::ClothStepStats stats = simulation.step();
     totals.add(stats, simulation.time());
+    // The step's kinetic energy is the one it started from: the previous step's answer.
+    if (const auto news = health.check(step - 1, simulation.time() - scene.options.time_step, stats.kinetic_energy)) {
+      progress("warning: " + *news);
+    }
     if (!stats.ok) {
       failure = "step " + std::to_string(step) + ": the velocity QP ended " + stats.qp_status + " (" +
                 stats.qp_message + ")";
@@ -268,9 +276,10 @@ int run_cloth(const ClothCommandOptions& flags) {
   }
   folder.write("steps.csv", totals.csv.str());
   Report report;
-  add_report(report, scene, flags, totals, frames, folder, failure);
+  add_report(report, scene, flags, totals, frames, folder, failure, health);
   publish_summary(report, folder, "summary.json", flags.json);
   if (signals.received() != 0) return InterruptSignals::exit_code(signals.received());
+  if (flags.strict && !health.healthy()) return 3;
   return failure.empty() || failure.starts_with("stopped at") ? 0 : 3;
 }
 
@@ -295,7 +304,11 @@ void add_cloth_command(CLI::App& app, CommandAction& action) {
       "Output in --out: cloth.pvd + cloth_NNNN.vtu (triangles; point data velocity = world velocity, eol_vertex,\n"
       "material_coordinates, contact_force), obstacles.pvd (boxes and nails), steps.csv (per step: faces, EOL\n"
       "vertices, constraints, QP iterations and solvers, phase times), summary.json (Table 2.1's columns).\n"
-      "Exit codes: 0 ok, 2 bad input or unwritable output, 3 a QP that did not reach optimality, 128+n on signal n.");
+      "Health: the cloth's kinetic energy is checked every step against 10 x lifting the cloth its own size against\n"
+      "gravity (or 10 x its initial kinetic energy); the first step over it is warned about on stderr and the\n"
+      "summary's outcome says when and how far (health).\n"
+      "Exit codes: 0 ok, 2 bad input or unwritable output, 3 a QP that did not reach optimality (or a health\n"
+      "warning under --strict), 128+n on signal n.");
   command->add_option("--scene", flags->scene, "edge, wire, nails, jaws, push, throw, lo-res or friction")
       ->check(CLI::IsMember({"edge", "wire", "nails", "jaws", "push", "throw", "lo-res", "friction"}))
       ->capture_default_str();
@@ -328,6 +341,7 @@ void add_cloth_command(CLI::App& app, CommandAction& action) {
   command->add_option("--max-output", flags->max_output, "Most bytes the run may write (e.g. 500M, 2G)")
       ->capture_default_str();
   command->add_flag("--json", flags->json, "Write the summary as one JSON object to stdout");
+  command->add_flag("--strict", flags->strict, "Exit 3 (after writing every output) when the health check warned");
   command->callback([flags, &action] {
     action = [flags] { return run_reporting_errors("cloth", [&] { return cloth_command::run_cloth(*flags); }); };
   });

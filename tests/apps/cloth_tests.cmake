@@ -2,16 +2,16 @@
 set(cholsim_app_test_group cloth)
 
 cholsim_app_test(help ARGS "cloth|--help"
-  STDOUT_REGEX "--scene.*--method.*--cells.*--cone.*--consistent-mass.*--friction.*--dt.*--frames.*--every.*--qp-backend.*--out.*--max-output.*--json")
+  STDOUT_REGEX "--scene.*--method.*--cells.*--cone.*--consistent-mass.*--friction.*--dt.*--frames.*--every.*--qp-backend.*--out.*--max-output.*--json.*--strict")
 
 # A few steps of a coarse EDGE with EOL vertices: the Table 2.1 columns in the JSON summary,
 # progress, cloth and obstacle frames ParaView reads with their fields.
 set(cloth_json_keys
   "scene|method|dt|steps|max_faces|max_eol_percent|min_gap_m|released|collision_percent|remesh_percent"
-  "|fill_percent|qp_percent|ms_per_step|qp_iterations|max_schur_size|status|pvd|obstacles_pvd|vtu_files")
+  "|fill_percent|qp_percent|ms_per_step|qp_iterations|max_schur_size|status|health|pvd|obstacles_pvd|vtu_files")
 string(CONCAT cloth_json_keys ${cloth_json_keys})
 cholsim_app_test(edge_json ARGS "cloth|--scene|lo-res|--frames|40|--every|10|--out|${CMAKE_CURRENT_BINARY_DIR}/cloth_edge|--json"
-  JSON_KEYS "${cloth_json_keys}" STDOUT_REGEX "\"status\": \"ok\".*\"vtu_files\": 5"
+  JSON_KEYS "${cloth_json_keys}" STDOUT_REGEX "\"status\": \"ok\".*\"health\": \"ok\".*\"vtu_files\": 5"
   STDERR_REGEX "step 40/40 .*faces.*EOL")
 set_tests_properties(apps.cloth.edge_json PROPERTIES FIXTURES_SETUP cloth_edge_frames)
 add_test(NAME apps.cloth.frames_read_back

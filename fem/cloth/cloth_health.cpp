@@ -1,0 +1,74 @@
+#include "fem/cloth/cloth_health.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <stdexcept>
+
+#include "fem/cloth/cloth_inertia.hpp"
+
+namespace cholsim::fem::cloth {
+namespace {
+
+std::string joules(double energy) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.3g J", energy);
+  return text;
+}
+
+/// The bounding-box diagonal of the cloth's positions, m.
+double bounding_diagonal(const ClothMesh& cloth) {
+  Vec3 low = cloth.position(0), high = low;
+  for (Index v = 1; v < cloth.vertex_count(); ++v) {
+    const Vec3 x = cloth.position(v);
+    for (int k = 0; k < 3; ++k) {
+      low[k] = std::min(low[k], x[k]);
+      high[k] = std::max(high[k], x[k]);
+    }
+  }
+  return norm(high - low);
+}
+
+}  // namespace
+
+ClothHealth::ClothHealth(const ClothMesh& cloth, double density, const Vec3& gravity, double model_sizes)
+    : model_sizes_(model_sizes) {
+  if (!(model_sizes >= 0.0)) throw std::invalid_argument("cloth health: the energy factor must be nonnegative");
+  const std::vector<double> mass = vertex_masses(cloth, density);
+  double total_mass = 0.0, kinetic = 0.0;
+  for (Index v = 0; v < cloth.vertex_count(); ++v) {
+    total_mass += mass[static_cast<std::size_t>(v)];
+    kinetic += 0.5 * mass[static_cast<std::size_t>(v)] * squared_norm(cloth.velocity(v));
+  }
+  const double lift = total_mass * norm(gravity) * (cloth.vertex_count() > 0 ? bounding_diagonal(cloth) : 0.0);
+  limit_ = model_sizes * std::max(lift, kinetic);
+}
+
+std::optional<std::string> ClothHealth::check(int step, double time, double kinetic_energy) {
+  // A NaN energy is over any limit.
+  if (!(kinetic_energy > limit_) && !std::isnan(kinetic_energy)) return std::nullopt;
+  finding_.worst_value = finding_.frames == 0 ? kinetic_energy : std::max(finding_.worst_value, kinetic_energy);
+  if (finding_.frames++ > 0) return std::nullopt;
+  finding_.first_frame = step;
+  finding_.first_time = time;
+  finding_.first_value = kinetic_energy;
+  finding_.threshold = limit_;
+  char when[64];
+  std::snprintf(when, sizeof when, "step %d (t = %.3f s)", step, time);
+  char factor[32];
+  std::snprintf(factor, sizeof factor, "%g", model_sizes_);
+  return "the cloth's kinetic energy reached " + joules(kinetic_energy) + " at " + when + ", more than " +
+         joules(limit_) + " (" + factor + " × lifting the cloth its own size against gravity, or its initial kinetic " +
+         "energy if larger): the run is no longer physical";
+}
+
+std::string ClothHealth::summary() const {
+  if (healthy()) return "ok";
+  char text[200];
+  std::snprintf(text, sizeof text, "kinetic energy over %s from step %d (t = %.3f s, %s); worst %s, %d steps over",
+                joules(limit_).c_str(), finding_.first_frame, finding_.first_time, joules(finding_.first_value).c_str(),
+                joules(finding_.worst_value).c_str(), finding_.frames);
+  return text;
+}
+
+}  // namespace cholsim::fem::cloth
