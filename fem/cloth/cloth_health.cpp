@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "fem/cloth/cloth_inertia.hpp"
+#include "fem/mesh/tet_mesh.hpp"
 
 namespace cholsim::fem::cloth {
 namespace {
@@ -14,19 +15,6 @@ std::string joules(double energy) {
   char text[32];
   std::snprintf(text, sizeof text, "%.3g J", energy);
   return text;
-}
-
-/// The bounding-box diagonal of the cloth's positions, m.
-double bounding_diagonal(const ClothMesh& cloth) {
-  Vec3 low = cloth.position(0), high = low;
-  for (Index v = 1; v < cloth.vertex_count(); ++v) {
-    const Vec3 x = cloth.position(v);
-    for (int k = 0; k < 3; ++k) {
-      low[k] = std::min(low[k], x[k]);
-      high[k] = std::max(high[k], x[k]);
-    }
-  }
-  return norm(high - low);
 }
 
 }  // namespace
@@ -40,7 +28,9 @@ ClothHealth::ClothHealth(const ClothMesh& cloth, double density, const Vec3& gra
     total_mass += mass[static_cast<std::size_t>(v)];
     kinetic += 0.5 * mass[static_cast<std::size_t>(v)] * squared_norm(cloth.velocity(v));
   }
-  const double lift = total_mass * norm(gravity) * (cloth.vertex_count() > 0 ? bounding_diagonal(cloth) : 0.0);
+  const auto box = bounding_box(cloth.positions);
+  const double size = norm(Vec3{box[3] - box[0], box[4] - box[1], box[5] - box[2]});
+  const double lift = total_mass * norm(gravity) * size;
   limit_ = model_sizes * std::max(lift, kinetic);
 }
 

@@ -14,6 +14,9 @@ using linalg::Vec3;
 
 namespace {
 
+/// The unknown of row r (node-major, 3 per node) of an element matrix on `nodes`.
+Index element_dof(const ElementNodes& nodes, int r) { return 3 * nodes[static_cast<std::size_t>(r / 3)] + r % 3; }
+
 void add_nodal(std::span<double> values, Index node, const Vec3& v) {
   const auto k = static_cast<std::size_t>(3 * node);
   values[k] += v.x;
@@ -108,7 +111,7 @@ void OctreeElasticOperator::mask_held(Index e, HexMatrix& k) const {
   if (held_list_.empty()) return;
   const ElementNodes& nodes = mesh_->conforming_nodes[e];
   for (int b = 0; b < 8; ++b) {
-    if (held_[static_cast<std::size_t>(nodes[b])] == 0) continue;
+    if (!is_held(nodes[b])) continue;
     for (int i = 0; i < 3; ++i) {
       for (int c = 0; c < 24; ++c) k[24 * (3 * b + i) + c] = k[24 * c + 3 * b + i] = 0.0;
     }
@@ -168,8 +171,8 @@ void OctreeElasticOperator::apply(std::span<const double> x_all, std::span<doubl
     const ElementNodes& nodes = mesh_->conforming_nodes[correction.element];
     for (int r = 0; r < 24; ++r) {
       double sum = 0.0;
-      for (int c = 0; c < 24; ++c) sum += correction.matrix[24 * r + c] * x[3 * nodes[c / 3] + c % 3];
-      y[3 * nodes[r / 3] + r % 3] += sum;
+      for (int c = 0; c < 24; ++c) sum += correction.matrix[24 * r + c] * x[element_dof(nodes, c)];
+      y[element_dof(nodes, r)] += sum;
     }
   }
   for (const Index node : held_list_) {
@@ -233,7 +236,7 @@ std::vector<double> OctreeElasticOperator::diagonal(SpringRows spring_rows) cons
         row = 0.0;
         for (int c = 0; c < 24; ++c) row += std::abs(correction.matrix[24 * r + c]);
       }
-      d[3 * nodes[r / 3] + r % 3] += row;
+      d[element_dof(nodes, r)] += row;
     }
   }
   for (const Index node : held_list_) {
@@ -339,10 +342,9 @@ const linalg::SymmetricCscMatrix& OctreeElasticOperator::assemble() const {
   }
   for (const ElementCorrection& correction : corrections_) add_masked(correction.element, correction.matrix);
   for (Index node = 0; node < mesh_->node_count(); ++node) {
-    const bool held = !held_.empty() && held_[static_cast<std::size_t>(node)] != 0;
     for (int i = 0; i < 3; ++i) {
       double& diagonal = values[a.lower.col_ptr[3 * node + i]];  // the diagonal leads its column
-      diagonal = held ? 1.0 : diagonal + mass_scale_ * mass_[node];
+      diagonal = is_held(node) ? 1.0 : diagonal + mass_scale_ * mass_[node];
     }
   }
   return a;

@@ -140,6 +140,9 @@ class OctreeElasticOperator {
   [[nodiscard]] std::array<linalg::Mat3, 8> element_blocks(linalg::Index element) const;
   /// f̃_b += Σ_a W_ab values_a for the conforming nodes of `element` owned by `block`.
   void scatter_owned(linalg::Index element, linalg::Index block, const HexNodes& values, std::span<double> nodal) const;
+  [[nodiscard]] bool is_held(linalg::Index node) const {
+    return !held_.empty() && held_[static_cast<std::size_t>(node)] != 0;
+  }
   /// x with the held nodes' entries zeroed (held_masked_), or x itself when none are held.
   [[nodiscard]] std::span<const double> without_held(std::span<const double> x) const;
   /// Zeroes the rows and columns of k that belong to held conforming nodes of element e.

@@ -1,8 +1,6 @@
 #include "fem/octree/octree_hierarchy.hpp"
 
 #include <algorithm>
-#include <map>
-#include <set>
 #include <stdexcept>
 #include <string>
 
@@ -18,6 +16,9 @@ struct OctreeHierarchy::Level {
   OctreeTransfer to_coarser;                 ///< empty on the coarsest level
   std::vector<Index> coarse_element_of;      ///< this level's elements → the next level's
   std::vector<double> restriction_scratch;   ///< a residual without its held nodes (hold_nodes)
+  /// This level's elements made Galerkin around the finer levels' held nodes (hold_nodes, cut),
+  /// in increasing order: over a finer element with a held node or made Galerkin itself.
+  std::vector<Index> galerkin_elements;
 };
 
 namespace {
@@ -57,6 +58,25 @@ std::vector<std::uint8_t> held_on_coarser(const OctreeTransfer& transfer, const 
   }
   for (std::uint8_t& flag : reached) flag = (cut ? flag == 1 : (flag & 1) != 0) ? 1 : 0;
   return reached;
+}
+
+/// The coarse elements over the fine elements that touch a held node (`fine_held` per fine node)
+/// or are themselves Galerkin (`fine_galerkin`, increasing), in increasing order.
+std::vector<Index> galerkin_elements_over(const OctreeMesh& fine, std::span<const std::uint8_t> fine_held,
+                                          std::span<const Index> fine_galerkin, std::span<const Index> coarse_element_of) {
+  std::vector<Index> elements;
+  for (Index e = 0; e < fine.element_count(); ++e) {
+    const ElementNodes& nodes = fine.conforming_nodes[static_cast<std::size_t>(e)];
+    const bool touches_held = std::any_of(nodes.begin(), nodes.end(), [&](Index n) {
+      return fine_held[static_cast<std::size_t>(n)] != 0;
+    });
+    if (touches_held || std::binary_search(fine_galerkin.begin(), fine_galerkin.end(), e)) {
+      elements.push_back(coarse_element_of[static_cast<std::size_t>(e)]);
+    }
+  }
+  // coarse_element_of is non-decreasing, so the coarse elements come sorted.
+  elements.erase(std::unique(elements.begin(), elements.end()), elements.end());
+  return elements;
 }
 
 /// Scalar weights of the cut prolongation P̃ from coarse element c's conforming nodes to fine
@@ -250,11 +270,14 @@ void OctreeHierarchy::hold_nodes(std::span<const Index> finest_nodes) {
     }
     held[static_cast<std::size_t>(node)] = 1;
   }
+  const bool cut = held_coarse_nodes_ == OctreeLevelsOptions::HeldCoarseNodes::cut;
   for (int l = 0; l < level_count(); ++l) {
     Level& level = *levels_[static_cast<std::size_t>(l)];
+    level.galerkin_elements.clear();
     if (l > 0) {
-      held = held_on_coarser(levels_[static_cast<std::size_t>(l) - 1]->to_coarser, level.mesh, held,
-                             held_coarse_nodes_ == OctreeLevelsOptions::HeldCoarseNodes::cut);
+      const Level& fine = *levels_[static_cast<std::size_t>(l) - 1];
+      if (cut) level.galerkin_elements = galerkin_elements_over(fine.mesh, held, fine.galerkin_elements, fine.coarse_element_of);
+      held = held_on_coarser(fine.to_coarser, level.mesh, held, cut);
     }
     level.op->set_held_nodes(held);
     level.restriction_scratch.assign(level.op->has_held_nodes() ? static_cast<std::size_t>(level.op->unknowns()) : 0, 0.0);
@@ -262,43 +285,28 @@ void OctreeHierarchy::hold_nodes(std::span<const Index> finest_nodes) {
 }
 
 void OctreeHierarchy::correct_for_held_nodes(int l) {
+  // Level l's elements over the cut are made Galerkin: G_c = Σ over c's children of
+  // P̃ᵀ(K_e + C_e)P̃, a sum of positive semi-definite terms, so the level stays definite however
+  // its re-discretized elements differ from PᵀAP; the correction stored is G_c − K_c.
   const Level& fine = *levels_[static_cast<std::size_t>(l) - 1];
   const OctreeElasticOperator& fine_op = *fine.op;
-  const OctreeMesh& coarse = mesh(l);
+  const std::span<const ElementCorrection> fine_corrections = fine_op.corrections();  // by element, increasing
+  const std::vector<Index>& coarse_of = fine.coarse_element_of;                         // non-decreasing (Morton order)
   std::vector<ElementCorrection> corrections;
-  const bool cut = held_coarse_nodes_ == OctreeLevelsOptions::HeldCoarseNodes::cut;
-  if (!cut || (!fine_op.has_held_nodes() && fine_op.corrections().empty())) {
-    op(l).set_corrections(std::move(corrections));
-    return;
-  }
-  // The finer level's elements that the cut changes: those with a held node, and those carrying
-  // a correction (their total is Galerkin from further down). Their coarse elements are made
-  // Galerkin: G_c = Σ over c's children of P̃ᵀ(K_e + C_e)P̃, a sum of positive semi-definite
-  // terms, so the level stays definite however its re-discretized elements differ from PᵀAP;
-  // the correction stored is G_c − K_c.
-  std::map<Index, const HexMatrix*> fine_corrections;
-  for (const ElementCorrection& correction : fine_op.corrections()) fine_corrections[correction.element] = &correction.matrix;
-  const std::span<const std::uint8_t> held = fine_op.held_nodes();
-  std::set<Index> changed;  // coarse elements, in order
-  for (Index e = 0; e < fine.mesh.element_count(); ++e) {
-    const ElementNodes& nodes = fine.mesh.conforming_nodes[static_cast<std::size_t>(e)];
-    const bool touches_held = !held.empty() && std::any_of(nodes.begin(), nodes.end(), [&](Index n) {
-      return held[static_cast<std::size_t>(n)] != 0;
-    });
-    if (touches_held || fine_corrections.contains(e)) changed.insert(fine.coarse_element_of[static_cast<std::size_t>(e)]);
-  }
-  const std::vector<Index>& coarse_of = fine.coarse_element_of;  // non-decreasing (Morton order)
-  for (const Index c : changed) {
+  corrections.reserve(levels_[static_cast<std::size_t>(l)]->galerkin_elements.size());
+  for (const Index c : levels_[static_cast<std::size_t>(l)]->galerkin_elements) {
     HexMatrix galerkin{};
     const auto first = std::lower_bound(coarse_of.begin(), coarse_of.end(), c);
     const auto last = std::upper_bound(first, coarse_of.end(), c);
     for (auto child = first; child != last; ++child) {
       const auto e = static_cast<Index>(child - coarse_of.begin());
       HexMatrix k = fine_op.stiffness_matrix(e);
-      if (const auto found = fine_corrections.find(e); found != fine_corrections.end()) {
-        for (std::size_t i = 0; i < k.size(); ++i) k[i] += (*found->second)[i];
+      const auto found = std::lower_bound(fine_corrections.begin(), fine_corrections.end(), e,
+                                          [](const ElementCorrection& a, Index element) { return a.element < element; });
+      if (found != fine_corrections.end() && found->element == e) {
+        for (std::size_t i = 0; i < k.size(); ++i) k[i] += found->matrix[i];
       }
-      add_galerkin_product(cut_slot_weights(fine.mesh, e, coarse, c, fine.to_coarser, held), k, galerkin);
+      add_galerkin_product(cut_slot_weights(fine.mesh, e, mesh(l), c, fine.to_coarser, fine_op.held_nodes()), k, galerkin);
     }
     const HexMatrix own = op(l).stiffness_matrix(c);
     for (std::size_t i = 0; i < galerkin.size(); ++i) galerkin[i] -= own[i];
@@ -406,7 +414,8 @@ std::size_t OctreeHierarchy::memory_bytes() const {
                       spring_where_.capacity() * sizeof(ElementPoint) + spring_at_.capacity() * sizeof(EmbeddedPoint);
   for (const auto& level : levels_) {
     bytes += level->mesh.memory_bytes() + level->op->memory_bytes() + level->to_coarser.memory_bytes() +
-             level->coarse_element_of.capacity() * sizeof(Index) + level->restriction_scratch.capacity() * sizeof(double);
+             level->coarse_element_of.capacity() * sizeof(Index) + level->restriction_scratch.capacity() * sizeof(double) +
+             level->galerkin_elements.capacity() * sizeof(Index);
   }
   return bytes;
 }
