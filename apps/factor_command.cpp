@@ -444,12 +444,13 @@ void add_factor_command(CLI::App& app, CommandAction& action) {
                       "Generated matrix: elasticity:NX,NY,NZ (3 DOF per node) or laplacian:NX,NY,NZ")
       ->excludes(file);
   command->add_option("--ordering", options->ordering,
-                      "Fill-reducing ordering; auto: amd, or metis where amd's predicted flops are high "
+                      "Fill-reducing ordering (nd-camd: METIS's vertex separators with a constrained AMD inside them); "
+                      "auto: amd, or nd-camd where amd's predicted flops are high "
                       "(flops/nnz(L) >= " + std::to_string(static_cast<int>(factor::kMetisTrialFlopsPerEntry)) +
                           " and nnz(L)/nnz(A) >= " + std::to_string(static_cast<int>(factor::kMetisTrialFillRatio)) +
                           ", or flops >= 1e" + std::to_string(static_cast<int>(std::lround(std::log10(factor::kMetisTrialFlops)))) +
-                          ") and metis's are lower")
-      ->check(CLI::IsMember({"auto", "amd", "metis", "natural"}))
+                          ") and nd-camd's are lower")
+      ->check(CLI::IsMember({"auto", "amd", "metis", "nd-camd", "natural"}))
       ->capture_default_str();
   command->add_option("--dofs-per-node", options->dofs_per_node,
                       "DOFs per mesh node for the ordering (default: 3 for elasticity builtins, else 1)")

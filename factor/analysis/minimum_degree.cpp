@@ -5,6 +5,8 @@
 #include <cmath>
 #include <cstdint>
 #include <numeric>
+#include <stdexcept>
+#include <string>
 
 namespace cholsim::factor {
 namespace {
@@ -30,7 +32,8 @@ class MinimumDegree {
   // Takes the graph's neighbour array over as its own workspace (no copy when the caller
   // moves it in and reserved the elbow room: adjacency_graph's spare_capacity). The graph
   // must hold no self loops (adjacency_graph's never do).
-  MinimumDegree(AdjacencyGraph graph, const MinimumDegreeOptions& options);
+  MinimumDegree(AdjacencyGraph graph, const MinimumDegreeOptions& options,
+                std::span<const Index> constraint_sets = {});
   std::vector<Index> order();
 
  private:
@@ -38,6 +41,12 @@ class MinimumDegree {
   void load_graph(AdjacencyGraph&& graph, double elbow_room);
 
   Index select_pivot();
+  [[nodiscard]] bool is_candidate(Index i) const {
+    return constraint_.empty() || constraint_[i] == constraint_[current_set_first_];
+  }
+  [[nodiscard]] bool same_set(Index i, Index j) const { return constraint_.empty() || constraint_[i] == constraint_[j]; }
+  void open_next_set();
+  [[nodiscard]] std::size_t set_end(std::size_t begin) const;
   void insert_by_degree(Index i, Index degree);
   void remove_from_degree_list(Index i);
 
@@ -71,9 +80,20 @@ class MinimumDegree {
   // Variables: approximate external degree (an upper bound). Elements: |Le|.
   std::vector<Index> degree_;
 
-  // Doubly linked lists of variables by degree; the next pivot heads the lowest one.
+  // Doubly linked lists of variables by degree; the next pivot heads the lowest one. With
+  // constraint sets only the current set's variables are listed (candidates_ of them); the
+  // others keep their degree bounds in degree_ until their set opens.
   std::vector<Index> degree_head_, degree_next_, degree_previous_;
   Index min_degree_ = 0;
+  Index candidates_ = 0;
+
+  // Constraint sets (empty: none): vertex v may be a pivot only once every vertex of a lower
+  // set is eliminated. set_members_ lists the vertices set by set in increasing set order;
+  // current_set_first_ is a vertex of the open set, next_set_begin_ where the next set starts.
+  std::vector<Index> constraint_;
+  std::vector<Index> set_members_;
+  Index current_set_first_ = 0;
+  std::size_t next_set_begin_ = 0;
 
   // Hash buckets of the variables of Lme for supervariable detection.
   std::vector<Index> bucket_head_, bucket_next_, hash_;
@@ -94,7 +114,8 @@ class MinimumDegree {
 
 constexpr Index kNone = -1;
 
-MinimumDegree::MinimumDegree(AdjacencyGraph graph, const MinimumDegreeOptions& options)
+MinimumDegree::MinimumDegree(AdjacencyGraph graph, const MinimumDegreeOptions& options,
+                             std::span<const Index> constraint_sets)
     : n_(graph.vertex_count()),
       active_(n_),
       aggressive_(options.aggressive_absorption),
@@ -115,6 +136,19 @@ MinimumDegree::MinimumDegree(AdjacencyGraph graph, const MinimumDegreeOptions& o
       member_tail_(static_cast<std::size_t>(n_)) {
   std::iota(member_tail_.begin(), member_tail_.end(), 0);
   order_.reserve(static_cast<std::size_t>(n_));
+  if (!constraint_sets.empty() && n_ > 0) {
+    if (static_cast<Index>(constraint_sets.size()) != n_) {
+      throw std::invalid_argument("constrained minimum degree: " + std::to_string(constraint_sets.size()) +
+                                  " constraint sets for " + std::to_string(n_) + " vertices");
+    }
+    constraint_.assign(constraint_sets.begin(), constraint_sets.end());
+    set_members_.resize(static_cast<std::size_t>(n_));
+    std::iota(set_members_.begin(), set_members_.end(), 0);
+    std::stable_sort(set_members_.begin(), set_members_.end(),
+                     [this](Index a, Index b) { return constraint_[a] < constraint_[b]; });
+    current_set_first_ = set_members_.front();
+    next_set_begin_ = set_end(0);
+  }
   take_out_dense_vertices(graph, options);
   load_graph(std::move(graph), options.elbow_room);
 }
@@ -162,6 +196,8 @@ void MinimumDegree::load_graph(AdjacencyGraph&& graph, double elbow_room) {
 
 void MinimumDegree::insert_by_degree(Index i, Index degree) {
   degree_[i] = degree;
+  if (!is_candidate(i)) return;
+  ++candidates_;
   degree_previous_[i] = kNone;
   degree_next_[i] = degree_head_[degree];
   if (degree_next_[i] != kNone) degree_previous_[degree_next_[i]] = i;
@@ -170,6 +206,8 @@ void MinimumDegree::insert_by_degree(Index i, Index degree) {
 }
 
 void MinimumDegree::remove_from_degree_list(Index i) {
+  if (!is_candidate(i)) return;
+  --candidates_;
   if (degree_previous_[i] != kNone) {
     degree_next_[degree_previous_[i]] = degree_next_[i];
   } else {
@@ -179,10 +217,31 @@ void MinimumDegree::remove_from_degree_list(Index i) {
 }
 
 Index MinimumDegree::select_pivot() {
+  while (candidates_ == 0) open_next_set();
   while (degree_head_[min_degree_] == kNone) ++min_degree_;
   const Index me = degree_head_[min_degree_];
   remove_from_degree_list(me);
   return me;
+}
+
+std::size_t MinimumDegree::set_end(std::size_t begin) const {
+  std::size_t end = begin;
+  while (end < set_members_.size() && constraint_[set_members_[end]] == constraint_[set_members_[begin]]) ++end;
+  return end;
+}
+
+// The next constraint set's remaining principal variables enter the degree lists with the
+// degree bounds they have kept while their set waited.
+void MinimumDegree::open_next_set() {
+  assert(next_set_begin_ < set_members_.size());
+  const std::size_t end = set_end(next_set_begin_);
+  current_set_first_ = set_members_[next_set_begin_];
+  min_degree_ = n_;
+  for (std::size_t k = next_set_begin_; k < end; ++k) {
+    const Index v = set_members_[k];
+    if (kind_[v] == Kind::variable && weight_[v] > 0) insert_by_degree(v, degree_[v]);
+  }
+  next_set_begin_ = end;
 }
 
 std::vector<Index> MinimumDegree::order() {
@@ -322,7 +381,7 @@ void MinimumDegree::update_variable_lists(Index me) {
       hash += static_cast<std::uint32_t>(j);
       list[out++] = j;
     }
-    if (out == 0) {
+    if (out == 0 && same_set(i, me)) {
       mass_eliminate(i, me);
       continue;
     }
@@ -384,7 +443,8 @@ void MinimumDegree::merge_bucket(Index first) {
     for (Offset p = begin; p < end; ++p) mark_[storage_[p]] = mark_flag_;
     Index previous = i;
     for (Index j = bucket_next_[i]; j != kNone; j = bucket_next_[j]) {
-      const bool same_shape = length_[j] == length_[i] && element_count_[j] == element_count_[i];
+      const bool same_shape =
+          length_[j] == length_[i] && element_count_[j] == element_count_[i] && same_set(i, j);
       const bool same = same_shape && std::all_of(storage_.begin() + start_[j],
                                                   storage_.begin() + start_[j] + length_[j],
                                                   [this](Index x) { return mark_[x] == mark_flag_; });
@@ -462,6 +522,11 @@ std::vector<Index> approximate_minimum_degree(const AdjacencyGraph& graph,
     loop_free.offsets[v + 1] = static_cast<Index>(loop_free.neighbors.size());
   }
   return MinimumDegree(std::move(loop_free), options).order();
+}
+
+std::vector<Index> constrained_minimum_degree(AdjacencyGraph graph, std::span<const Index> constraint_sets,
+                                              const MinimumDegreeOptions& options) {
+  return MinimumDegree(std::move(graph), options, constraint_sets).order();
 }
 
 std::vector<Index> minimum_degree_ordering(const linalg::SymmetricCscMatrix& pattern,

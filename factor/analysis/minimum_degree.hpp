@@ -16,6 +16,7 @@
 // SuiteSparse AMD's exactly (tests/factor/analysis/test_minimum_degree.cpp). With dense rows
 // ours starts from the degrees of the graph actually ordered, without the dense neighbours
 // SuiteSparse still counts there: slightly less fill on the whole.
+#include <span>
 #include <vector>
 
 #include "factor/analysis/ordering.hpp"
@@ -42,6 +43,15 @@ struct MinimumDegreeOptions {
 /// builds it: both directions, sorted unique neighbours; self loops are ignored).
 /// Returns perm[new] = old over the graph's vertices.
 std::vector<Index> approximate_minimum_degree(const AdjacencyGraph& graph,
+                                              const MinimumDegreeOptions& options = {});
+
+/// Approximate minimum degree under constraint sets (as SuiteSparse CAMD poses it): vertex v
+/// is eliminated only after every vertex of a set below constraint_sets[v]; within a set the
+/// minimum degree rule chooses, with degrees that already count the fill of the sets before.
+/// Supervariables and mass elimination stay within a set. `graph` as for
+/// approximate_minimum_degree, without self loops (adjacency_graph's); it is consumed.
+/// Returns perm[new] = old.
+std::vector<Index> constrained_minimum_degree(AdjacencyGraph graph, std::span<const Index> constraint_sets,
                                               const MinimumDegreeOptions& options = {});
 
 /// Approximate minimum degree of the graph of a symmetric matrix (lower storage, pattern

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "factor/analysis/column_counts.hpp"
+#include "factor/analysis/dissection_ordering.hpp"
 #include "factor/analysis/minimum_degree.hpp"
 
 namespace cholsim::factor {
@@ -20,10 +21,11 @@ OrderingMethod parse_ordering_method(std::string_view name) {
   if (name == "metis" || name == "nested_dissection" || name == "nd") {
     return OrderingMethod::nested_dissection;
   }
+  if (name == "nd-camd") return OrderingMethod::dissection_minimum_degree;
   if (name == "natural") return OrderingMethod::natural;
   if (name == "given") return OrderingMethod::given;
   throw std::invalid_argument("unknown ordering '" + std::string(name) +
-                              "'; expected auto, amd, metis, natural or given");
+                              "'; expected auto, amd, metis, nd-camd, natural or given");
 }
 
 std::string_view to_string(OrderingMethod method) {
@@ -31,6 +33,7 @@ std::string_view to_string(OrderingMethod method) {
     case OrderingMethod::automatic: return "auto";
     case OrderingMethod::minimum_degree: return "amd";
     case OrderingMethod::nested_dissection: return "metis";
+    case OrderingMethod::dissection_minimum_degree: return "nd-camd";
     case OrderingMethod::natural: return "natural";
     case OrderingMethod::given: return "given";
   }
@@ -186,11 +189,11 @@ FillReducingOrdering automatic_ordering(const linalg::SymmetricCscMatrix& patter
   const OrderingCost amd_cost = predicted_cost(pattern, result.permutation);
   result.minimum_degree_flops = amd_cost.flops;
   if (minimum_degree_is_good_enough(amd_cost, pattern.nnz_lower())) return result;
-  std::vector<Index> metis = nested_dissection_ordering(pattern, dofs_per_node);
-  result.nested_dissection_flops = predicted_cost(pattern, metis).flops;
+  std::vector<Index> dissection = dissection_minimum_degree_ordering(pattern, dofs_per_node);
+  result.nested_dissection_flops = predicted_cost(pattern, dissection).flops;
   if (result.nested_dissection_flops < result.minimum_degree_flops) {
-    result.permutation = std::move(metis);
-    result.method = OrderingMethod::nested_dissection;
+    result.permutation = std::move(dissection);
+    result.method = OrderingMethod::dissection_minimum_degree;
   }
   return result;
 }
@@ -206,6 +209,8 @@ FillReducingOrdering fill_reducing_ordering(const linalg::SymmetricCscMatrix& pa
       return {minimum_degree_ordering(pattern, dofs_per_node), method};
     case OrderingMethod::nested_dissection:
       return {nested_dissection_ordering(pattern, dofs_per_node), method};
+    case OrderingMethod::dissection_minimum_degree:
+      return {dissection_minimum_degree_ordering(pattern, dofs_per_node), method};
     case OrderingMethod::natural: {
       std::vector<Index> identity(static_cast<std::size_t>(pattern.size()));
       std::iota(identity.begin(), identity.end(), 0);

@@ -117,7 +117,8 @@ FillReducingOrdering constrained_ordering(const linalg::SymmetricCscMatrix& patt
   switch (method) {
     case OrderingMethod::automatic:
     case OrderingMethod::minimum_degree:
-    case OrderingMethod::nested_dissection: {
+    case OrderingMethod::nested_dissection:
+    case OrderingMethod::dissection_minimum_degree: {
       check_whole_nodes(in_schur, dofs_per_node);
       std::vector<Index> rest;
       rest.reserve(static_cast<std::size_t>(n) - schur_set.size());

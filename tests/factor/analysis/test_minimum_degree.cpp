@@ -1,5 +1,5 @@
 // Approximate minimum degree: valid orders on random and adversarial graphs, the same fill as
-// SuiteSparse AMD on the same graphs, the graphs it orders, the automatic AMD/METIS choice,
+// SuiteSparse AMD on the same graphs, the graphs it orders, the automatic AMD/ND-CAMD choice,
 // and whole factorizations that use it.
 #include <amd.h>
 #include <gtest/gtest.h>
@@ -13,117 +13,18 @@
 
 #include "bench/suitesparse_amd_reference.hpp"
 #include "factor/analysis/column_counts.hpp"
+#include "factor/analysis/dissection_ordering.hpp"
 #include "factor/analysis/minimum_degree.hpp"
 #include "factor/analysis/symbolic.hpp"
 #include "factor/numeric/cholesky_factor.hpp"
 #include "linalg/generators.hpp"
+#include "tests/factor/analysis/ordering_graph_helpers.hpp"
 #include "tests/factor/factor_test_matrices.hpp"
 
 namespace cholsim::factor {
 namespace {
 
-using Edges = std::vector<std::pair<Index, Index>>;
-
-struct GraphCase {
-  std::string name;
-  Index n;
-  Edges edges;  // (i, j) with i > j
-};
-
-void add_edge(Edges& edges, Index a, Index b) { edges.emplace_back(std::max(a, b), std::min(a, b)); }
-
-Edges path_edges(Index n) {
-  Edges edges;
-  for (Index i = 1; i < n; ++i) add_edge(edges, i, i - 1);
-  return edges;
-}
-
-Edges grid_edges(Index nx, Index ny) {
-  Edges edges;
-  for (Index y = 0; y < ny; ++y) {
-    for (Index x = 0; x < nx; ++x) {
-      if (x > 0) add_edge(edges, y * nx + x, y * nx + x - 1);
-      if (y > 0) add_edge(edges, y * nx + x, (y - 1) * nx + x);
-    }
-  }
-  return edges;
-}
-
-// A random tree: every vertex hangs from an earlier one.
-Edges random_tree_edges(Index n, std::mt19937& rng) {
-  Edges edges;
-  for (Index i = 1; i < n; ++i) add_edge(edges, i, std::uniform_int_distribution<Index>(0, i - 1)(rng));
-  return edges;
-}
-
-// A 2D grid whose `hubs` are joined to every other vertex: rows far above 10·√n.
-Edges grid_with_hubs(Index side, std::initializer_list<Index> hubs) {
-  Edges edges = grid_edges(side, side);
-  for (Index hub : hubs) {
-    for (Index v = 0; v < side * side; ++v) {
-      const bool other_hub = std::find(hubs.begin(), hubs.end(), v) != hubs.end() && v < hub;
-      if (v != hub && !other_hub) add_edge(edges, hub, v);
-    }
-  }
-  std::sort(edges.begin(), edges.end());
-  edges.erase(std::unique(edges.begin(), edges.end()), edges.end());
-  return edges;
-}
-
-Edges arrowhead_edges(Index n, Index hub) {
-  Edges edges;
-  for (Index v = 0; v < n; ++v) {
-    if (v != hub) add_edge(edges, hub, v);
-  }
-  return edges;
-}
-
-std::vector<GraphCase> adversarial_graphs() {
-  std::mt19937 rng(23);
-  std::vector<GraphCase> cases{
-      {"empty", 0, {}},
-      {"single_vertex", 1, {}},
-      {"no_edges", 25, {}},
-      {"path", 50, path_edges(50)},
-      {"clique", 40, testing::random_edges(40, 1.0, rng)},
-      {"grid_20x20", 400, grid_edges(20, 20)},
-      {"arrowhead", 500, arrowhead_edges(500, 499)},
-      {"grid_with_two_dense_rows", 900, grid_with_hubs(30, {7, 450})},
-      {"random_tree", 300, random_tree_edges(300, rng)},
-  };
-  Edges components;  // four random blocks and isolated vertices in between
-  for (Index block = 0; block < 4; ++block) {
-    for (auto [i, j] : testing::random_edges(30, 0.2, rng)) add_edge(components, i + 40 * block, j + 40 * block);
-  }
-  cases.push_back({"disconnected", 160, components});
-  for (const double density : {0.005, 0.02, 0.1, 0.4}) {
-    for (const unsigned seed : {1u, 2u, 3u}) {
-      std::mt19937 random(seed);
-      cases.push_back({"random_" + std::to_string(density) + "_" + std::to_string(seed), 300,
-                       testing::random_edges(300, density, random)});
-    }
-  }
-  return cases;
-}
-
-linalg::SymmetricCscMatrix matrix_of(const GraphCase& graph_case) {
-  return testing::spd_from_edges(graph_case.n, graph_case.edges, 7);
-}
-
-bool is_permutation_of(const std::vector<Index>& perm, Index n) {
-  if (static_cast<Index>(perm.size()) != n) return false;
-  std::vector<char> seen(static_cast<std::size_t>(n), 0);
-  for (Index v : perm) {
-    if (v < 0 || v >= n || seen[v]) return false;
-    seen[v] = 1;
-  }
-  return true;
-}
-
-std::int64_t fill_of(const linalg::SymmetricCscMatrix& a, std::span<const Index> perm) {
-  const std::vector<Index> counts = ordered_column_counts(a, perm);
-  return std::accumulate(counts.begin(), counts.end(), std::int64_t{0});
-}
+using namespace testing;  // the shared ordering graphs (ordering_graph_helpers.hpp)
 
 TEST(MinimumDegree, ValidPermutationOnAdversarialAndRandomGraphs) {
   for (const GraphCase& graph_case : adversarial_graphs()) {
@@ -163,7 +64,7 @@ TEST(MinimumDegree, DenseRowsAreOrderedLast) {
   EXPECT_EQ(perm[898], 7);
   EXPECT_EQ(perm[899], 450);
   // Arrowhead: the hub last means no fill at all.
-  const auto arrowhead = testing::spd_from_edges(500, arrowhead_edges(500, 0), 3);
+  const auto arrowhead = spd_from_edges(500, arrowhead_edges(500, 0), 3);
   const auto arrow_perm = approximate_minimum_degree(adjacency_graph(arrowhead, 1));
   EXPECT_EQ(arrow_perm.back(), 0);
   EXPECT_EQ(fill_of(arrowhead, arrow_perm), 500 + 499);
@@ -198,7 +99,7 @@ std::vector<ReferenceCase> reference_matrices() {
   cases.push_back({"laplacian_3d_16x15x14", linalg::laplacian_3d(16, 15, 14), 1});
   cases.push_back({"elasticity_9x7x6_scalar_graph", linalg::elasticity_matrix(box), 1});
   cases.push_back({"elasticity_9x7x6_node_graph", linalg::elasticity_matrix(box), 3});
-  cases.push_back({"random_1500", testing::spd_from_edges(1500, testing::random_edges(1500, 0.003, rng), 2), 1});
+  cases.push_back({"random_1500", spd_from_edges(1500, random_edges(1500, 0.003, rng), 2), 1});
   return cases;
 }
 
@@ -253,7 +154,7 @@ TEST(MinimumDegree, SameFillAsSuiteSparseAmdOnSmallRandomGraphs) {
   for (Index n = 5; n <= 24; ++n) {
     for (int trial = 0; trial < 60; ++trial) {
       const double density = std::uniform_real_distribution<double>(0.08, 0.5)(rng);
-      const auto a = testing::spd_from_edges(n, testing::random_edges(n, density, rng), 3);
+      const auto a = spd_from_edges(n, random_edges(n, density, rng), 3);
       const AdjacencyGraph graph = adjacency_graph(a, 1);
       if (graph.neighbors.empty()) continue;  // amd_order rejects a graph without edges
       for (const bool aggressive : {true, false}) {
@@ -274,7 +175,7 @@ TEST(MinimumDegree, SameFillAsSuiteSparseAmdOnSmallRandomGraphs) {
 // the pivot first would have joined them into its clique: nnz(L) 12 instead of 13.
 // SuiteSparse AMD returns the same permutation.
 TEST(MinimumDegree, MassEliminatedVariablesPrecedeTheirPivot) {
-  const auto a = testing::spd_from_edges(5, {{1, 0}, {4, 0}, {2, 1}, {3, 1}, {4, 2}, {4, 3}}, 3);
+  const auto a = spd_from_edges(5, {{1, 0}, {4, 0}, {2, 1}, {3, 1}, {4, 2}, {4, 3}}, 3);
   const AdjacencyGraph graph = adjacency_graph(a, 1);
   const auto ours = approximate_minimum_degree(graph);
   EXPECT_EQ(ours, (std::vector<Index>{3, 0, 1, 2, 4}));
@@ -300,7 +201,7 @@ TEST(MinimumDegree, DenseRowsCostNoMoreFillThanSuiteSparseAmd) {
           if (std::bernoulli_distribution(share)(rng)) add_edge(edges, hub, v);
         }
       }
-      const auto a = relabelled(testing::spd_from_edges(n, edges, 5), 1, static_cast<unsigned>(side + hubs));
+      const auto a = relabelled(spd_from_edges(n, edges, 5), 1, static_cast<unsigned>(side + hubs));
       const AdjacencyGraph graph = adjacency_graph(a, 1);
       our_fill += fill_of(a, approximate_minimum_degree(graph));
       suitesparse_fill += fill_of(a, reference::suitesparse_amd(graph));
@@ -353,7 +254,7 @@ TEST(AdjacencyGraphConstruction, NodeAndScalarGraphsMatchBruteForce) {
     for (const double density : {0.01, 0.05, 0.3}) {
       SCOPED_TRACE("k " + std::to_string(k) + ", density " + std::to_string(density));
       const Index n = 60 * k;
-      const auto a = testing::spd_from_edges(n, testing::random_edges(n, density, rng), 9);
+      const auto a = spd_from_edges(n, random_edges(n, density, rng), 9);
       std::vector<std::vector<Index>> expected(static_cast<std::size_t>(n / k));
       for (Index c = 0; c < n; ++c) {
         for (linalg::Offset p = a.lower.col_ptr[c]; p < a.lower.col_ptr[c + 1]; ++p) {
@@ -399,7 +300,7 @@ TEST(AutomaticOrdering, KeepsTheCandidateWithFewerFlops) {
       {"laplacian_2d_40x40", linalg::laplacian_2d(40, 40), 1},
       {"elasticity_12x12x12", linalg::elasticity_matrix(box), 3},
   };
-  bool metis_was_tried = false;
+  bool dissection_was_tried = false;
   for (const ReferenceCase& reference : cases) {
     SCOPED_TRACE(reference.name);
     const auto& a = reference.matrix;
@@ -416,36 +317,38 @@ TEST(AutomaticOrdering, KeepsTheCandidateWithFewerFlops) {
       EXPECT_EQ(chosen.permutation, amd);
       continue;
     }
-    metis_was_tried = true;
-    const auto metis = nested_dissection_ordering(a, reference.dofs_per_node);
-    const double metis_flops = predicted_cost(a, metis).flops;
-    EXPECT_DOUBLE_EQ(chosen.nested_dissection_flops, metis_flops);
-    const bool metis_cheaper = metis_flops < amd_cost.flops;
-    EXPECT_EQ(chosen.method, metis_cheaper ? OrderingMethod::nested_dissection : OrderingMethod::minimum_degree);
-    EXPECT_EQ(chosen.permutation, metis_cheaper ? metis : amd);
+    dissection_was_tried = true;
+    const auto dissection = dissection_minimum_degree_ordering(a, reference.dofs_per_node);
+    const double dissection_flops = predicted_cost(a, dissection).flops;
+    EXPECT_DOUBLE_EQ(chosen.nested_dissection_flops, dissection_flops);
+    const bool dissection_cheaper = dissection_flops < amd_cost.flops;
+    EXPECT_EQ(chosen.method,
+              dissection_cheaper ? OrderingMethod::dissection_minimum_degree : OrderingMethod::minimum_degree);
+    EXPECT_EQ(chosen.permutation, dissection_cheaper ? dissection : amd);
   }
-  EXPECT_TRUE(metis_was_tried) << "no case exercised the METIS branch";
+  EXPECT_TRUE(dissection_was_tried) << "no case exercised the nested dissection branch";
 }
 
 // A 2D grid with dense rows: AMD's fronts are small (flops per entry below 100) and the dense
 // rows make its fill ratio look small, yet its factorization is large enough (≥ 10⁸ flops)
-// for the METIS trial, which saves a fifth of the flops. The rule without the flops test kept
-// AMD here (issue 23: arrowhead 2D 200² + 20 dense rows, 1.058 × the better CHOLMOD fill).
-TEST(AutomaticOrdering, TriesMetisWhenTheFactorizationIsLarge) {
+// for the nested dissection trial, which saves a fifth of the flops. The rule without the
+// flops test kept AMD here (issue 23: arrowhead 2D 200² + 20 dense rows, 1.058 × the better
+// CHOLMOD fill).
+TEST(AutomaticOrdering, TriesTheNestedDissectionWhenTheFactorizationIsLarge) {
   const Index side = 200;
   const Index hubs = 20;
   Edges edges = grid_edges(side, side);
   for (Index hub = side * side; hub < side * side + hubs; ++hub) {
     for (Index v = 0; v < hub; ++v) add_edge(edges, hub, v);
   }
-  const auto a = testing::spd_from_edges(side * side + hubs, edges, 13);
+  const auto a = spd_from_edges(side * side + hubs, edges, 13);
   const PredictedCost amd_cost = predicted_cost(a, minimum_degree_ordering(a, 1));
   ASSERT_LT(amd_cost.flops, kMetisTrialFlopsPerEntry * amd_cost.factor_nonzeros);
   ASSERT_LT(amd_cost.factor_nonzeros, kMetisTrialFillRatio * static_cast<double>(a.nnz_lower()));
   ASSERT_GE(amd_cost.flops, kMetisTrialFlops);
   const FillReducingOrdering chosen = fill_reducing_ordering(a, OrderingMethod::automatic, 1);
   EXPECT_GT(chosen.nested_dissection_flops, 0.0);
-  EXPECT_EQ(chosen.method, OrderingMethod::nested_dissection);
+  EXPECT_EQ(chosen.method, OrderingMethod::dissection_minimum_degree);
   EXPECT_LT(predicted_cost(a, chosen.permutation).flops, 0.9 * amd_cost.flops);
 }
 
@@ -457,7 +360,8 @@ TEST(MinimumDegreeFactorization, ElasticitySolvesWithCompressedOrdering) {
   box.ny = 5;
   box.nz = 4;
   const auto a = linalg::elasticity_matrix(box);
-  for (const OrderingMethod method : {OrderingMethod::minimum_degree, OrderingMethod::automatic}) {
+  for (const OrderingMethod method :
+       {OrderingMethod::minimum_degree, OrderingMethod::dissection_minimum_degree, OrderingMethod::automatic}) {
     SCOPED_TRACE(std::string(to_string(method)));
     AnalyzeOptions options;
     options.ordering = method;
@@ -481,13 +385,15 @@ TEST(MinimumDegreeFactorization, ElasticitySolvesWithCompressedOrdering) {
     linalg::symmetric_multiply(a, x_true, b);
     std::vector<double> x = b;
     factor.solve(x);
-    EXPECT_LE(testing::relative_residual(a, x, b), 1e-12);
+    EXPECT_LE(relative_residual(a, x, b), 1e-12);
   }
 }
 
 TEST(OrderingMethodNames, ParseAndPrintAmdAndAuto) {
   EXPECT_EQ(parse_ordering_method("amd"), OrderingMethod::minimum_degree);
   EXPECT_EQ(parse_ordering_method("auto"), OrderingMethod::automatic);
+  EXPECT_EQ(parse_ordering_method("nd-camd"), OrderingMethod::dissection_minimum_degree);
+  EXPECT_EQ(to_string(OrderingMethod::dissection_minimum_degree), "nd-camd");
   EXPECT_EQ(to_string(OrderingMethod::minimum_degree), "amd");
   EXPECT_EQ(to_string(OrderingMethod::automatic), "auto");
   EXPECT_EQ(AnalyzeOptions{}.ordering, OrderingMethod::automatic);

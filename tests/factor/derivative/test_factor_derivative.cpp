@@ -325,30 +325,43 @@ TEST(ExtrapolatedFactor, BeatsFrozenFactorAndRefusesNonPositiveDiagonal) {
   ASSERT_TRUE(ldot.factorize_with_derivative(c.a, c.a_dot).ok());
   ExtrapolatedFactor extrapolated(ldot);
 
-  // A step small enough for the O(Δt²) term to be below the frozen factor's O(Δt) error.
+  // A step small enough for the O(Δt²) term to be below the frozen factor's O(Δt) error, and
+  // the orders themselves: halving Δt halves the frozen factor's error and quarters the
+  // extrapolated one's. (Their constants depend on the ordering, as L's entries do.)
   double a_max = 0.0;
   double a_dot_max = 0.0;
   for (double v : c.a.lower.values) a_max = std::max(a_max, std::abs(v));
   for (double v : c.a_dot.lower.values) a_dot_max = std::max(a_dot_max, std::abs(v));
-  const double dt = 0.002 * a_max / a_dot_max;
-  const auto a_next = combination(1.0, c.a, dt, c.a_dot);
-  ASSERT_TRUE(extrapolated.extrapolate(dt).ok()) << extrapolated.status().message;
-  EXPECT_EQ(extrapolated.time_step(), dt);
-
   const auto n = static_cast<std::size_t>(c.a.size());
   std::vector<double> x_true(n);
   for (std::size_t i = 0; i < n; ++i) x_true[i] = std::cos(0.3 * static_cast<double>(i));
+  struct Errors {
+    double frozen;
+    double extrapolated;
+  };
+  const auto errors_at = [&](double step) {
+    const auto a_step = combination(1.0, c.a, step, c.a_dot);
+    EXPECT_TRUE(extrapolated.extrapolate(step).ok()) << extrapolated.status().message;
+    std::vector<double> b(n);
+    linalg::symmetric_multiply(a_step, x_true, b);
+    auto error_of = [&](const auto& solver) {
+      std::vector<double> x = b;
+      solver.solve(x);
+      return relative_difference(x, x_true);
+    };
+    return Errors{error_of(ldot.factor()), error_of(extrapolated)};
+  };
+  const double dt = 0.002 * a_max / a_dot_max;
+  const Errors half = errors_at(0.5 * dt);
+  const Errors full = errors_at(dt);
+  EXPECT_EQ(extrapolated.time_step(), dt);
+  EXPECT_LT(full.extrapolated, 0.2 * full.frozen) << full.frozen;
+  EXPECT_NEAR(half.frozen / full.frozen, 0.5, 0.05);
+  EXPECT_NEAR(half.extrapolated / full.extrapolated, 0.25, 0.05);
+
+  const auto a_next = combination(1.0, c.a, dt, c.a_dot);
   std::vector<double> b(n);
   linalg::symmetric_multiply(a_next, x_true, b);
-  auto error_of = [&](const auto& solver) {
-    std::vector<double> x = b;
-    solver.solve(x);
-    return relative_difference(x, x_true);
-  };
-  const double frozen_error = error_of(ldot.factor());
-  const double extrapolated_error = error_of(extrapolated);
-  EXPECT_LT(extrapolated_error, 0.1 * frozen_error) << frozen_error;
-
   const int frozen_iterations =
       pcg_iterations(a_next, b, [&](std::span<double> r) { ldot.factor().solve(r); });
   const int extrapolated_iterations =

@@ -130,8 +130,9 @@ TEST(SchurComplement, EqualsDenseSchurComplementOnEveryTestShape) {
     const Index n = a.size();
     if (n < 2) continue;
     for (const Index m : {Index{1}, std::max<Index>(2, n / 6), n - 1}) {
-      for (const OrderingMethod ordering : {OrderingMethod::nested_dissection, OrderingMethod::minimum_degree,
-                                            OrderingMethod::automatic, OrderingMethod::natural}) {
+      for (const OrderingMethod ordering :
+           {OrderingMethod::nested_dissection, OrderingMethod::dissection_minimum_degree,
+            OrderingMethod::minimum_degree, OrderingMethod::automatic, OrderingMethod::natural}) {
         SCOPED_TRACE(name + " m=" + std::to_string(m) + " " + std::string(to_string(ordering)));
         const std::vector<Index> schur = random_schur_set(n, m, static_cast<unsigned>(n * 31 + m));
         SchurComplementFactor partial(analyze_with_schur(a, schur, ordering));
