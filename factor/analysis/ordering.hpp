@@ -71,8 +71,10 @@ inline constexpr double kMetisTrialFlops = 1e8;
 /// `automatic`: approximate minimum degree first — fast, and on small fronts as good as
 /// nested dissection; where its predicted factorization is expensive (the thresholds above)
 /// ND-CAMD runs as well, and the candidate with fewer predicted flops is kept. ND-CAMD rather
-/// than METIS_NodeND: on every bench matrix it gave less fill and fewer flops than METIS's
-/// own nested dissection, for 1.1–1.3× its time (docs/benchmarks.md, issue 23).
+/// than METIS_NodeND: on nine of the ten bench matrices it gave 1.7–6.3 % less nnz(L) and
+/// 0.8–9.9 % fewer flops than METIS's own nested dissection (on the tenth, a grid with one
+/// dense row, METIS's separators happened to be 1 % better), for 1.1–1.3× its time
+/// (docs/benchmarks.md, issue 23, stop 58).
 FillReducingOrdering fill_reducing_ordering(const linalg::SymmetricCscMatrix& pattern,
                                             OrderingMethod method, Index dofs_per_node);
 
