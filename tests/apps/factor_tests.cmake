@@ -23,6 +23,8 @@ cholsim_app_test(json_auto_ordering ARGS "factor|--builtin|elasticity:5,4,3|--re
   JSON_KEYS "ordering_used|amd_flops_predicted" MAX_RESIDUAL 1e-10 STDOUT_REGEX "\"ordering\": \"auto\"")
 cholsim_app_test(json_amd_ordering ARGS "factor|--builtin|laplacian:9,8,7|--ordering|amd|--repeat|1|--json"
   JSON_KEYS "ordering_used" MAX_RESIDUAL 1e-10 STDOUT_REGEX "\"ordering_used\": \"amd\"")
+cholsim_app_test(json_nd_camd_ordering ARGS "factor|--builtin|elasticity:6,5,4|--ordering|nd-camd|--repeat|1|--json"
+  JSON_KEYS "ordering_used" MAX_RESIDUAL 1e-10 STDOUT_REGEX "\"ordering_used\": \"nd-camd\"")
 # The human report: sections of aligned "key: value" lines.
 cholsim_app_test(text_report ARGS "factor|--builtin|elasticity:3,3,3|--repeat|1"
   STDOUT_REGEX "matrix\n  source: +elasticity:3,3,3\n.*\n  residual \\|b-Ax\\|/\\|b\\|: +[0-9.e+-]+\n")
