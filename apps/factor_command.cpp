@@ -263,7 +263,7 @@ Report build_report(const FactorCommandOptions& options, const LoadedMatrix& loa
     report.add_real("amd_flops_predicted", "amd predicted flops", analysis.minimum_degree_flops);
   }
   if (analysis.nested_dissection_flops > 0.0) {
-    report.add_real("metis_flops_predicted", "metis predicted flops", analysis.nested_dissection_flops);
+    report.add_real("nd_camd_flops_predicted", "nd-camd predicted flops", analysis.nested_dissection_flops);
   }
   report.add_count("dofs_per_node", "dofs per node", dofs);
   report.add_count("nnz_L", "nnz(L)", analysis.nnz_l);
@@ -446,9 +446,9 @@ void add_factor_command(CLI::App& app, CommandAction& action) {
   command->add_option("--ordering", options->ordering,
                       "Fill-reducing ordering (nd-camd: METIS's vertex separators with a constrained AMD inside them); "
                       "auto: amd, or nd-camd where amd's predicted flops are high "
-                      "(flops/nnz(L) >= " + std::to_string(static_cast<int>(factor::kMetisTrialFlopsPerEntry)) +
-                          " and nnz(L)/nnz(A) >= " + std::to_string(static_cast<int>(factor::kMetisTrialFillRatio)) +
-                          ", or flops >= 1e" + std::to_string(static_cast<int>(std::lround(std::log10(factor::kMetisTrialFlops)))) +
+                      "(flops/nnz(L) >= " + std::to_string(static_cast<int>(factor::kDissectionTrialFlopsPerEntry)) +
+                          " and nnz(L)/nnz(A) >= " + std::to_string(static_cast<int>(factor::kDissectionTrialFillRatio)) +
+                          ", or flops >= 1e" + std::to_string(static_cast<int>(std::lround(std::log10(factor::kDissectionTrialFlops)))) +
                           ") and nd-camd's are lower")
       ->check(CLI::IsMember({"auto", "amd", "metis", "nd-camd", "natural"}))
       ->capture_default_str();

@@ -2,7 +2,7 @@
 // `cholsim factor`: analyze, factorize and solve one SPD matrix and report what each phase did.
 //
 //   cholsim factor [FILE.mtx | --builtin elasticity:NX,NY,NZ | laplacian:NX,NY,NZ]
-//                  [--ordering auto|amd|metis|natural] [--dofs-per-node K] [--threads T]
+//                  [--ordering auto|amd|metis|nd-camd|natural] [--dofs-per-node K] [--threads T]
 //                  [--repeat R] [--json] [--refine]
 //                  [--refactor-fraction F [--refactor-shape ball|scattered]]
 //                  [--schur-fraction F | --schur-set FILE] [--schur-device cpu|gpu]
@@ -22,7 +22,7 @@ namespace cholsim::apps {
 struct FactorCommandOptions {
   std::string file;             ///< Matrix Market file; empty → builtin
   std::string builtin;          ///< builtin spec; empty and no file → default_builtin
-  std::string ordering = "auto";  ///< auto | amd | metis | natural (fill_reducing_ordering)
+  std::string ordering = "auto";  ///< auto | amd | metis | nd-camd | natural (fill_reducing_ordering)
   int dofs_per_node = 0;        ///< 0 → 3 for elasticity builtins, else 1
   int threads = 0;              ///< 0 → all hardware threads
   int repeat = 3;               ///< factorizations and solves timed; medians are reported

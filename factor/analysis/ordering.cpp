@@ -175,12 +175,12 @@ OrderingCost predicted_cost(const linalg::SymmetricCscMatrix& pattern, std::span
   return cost;
 }
 
-// The automatic rule's test (kMetisTrialFlopsPerEntry in ordering.hpp says why these).
+// The automatic rule's test (kDissectionTrialFlopsPerEntry in ordering.hpp says why these).
 bool minimum_degree_is_good_enough(const OrderingCost& cost, std::int64_t stored_entries_of_a) {
-  if (cost.flops >= kMetisTrialFlops) return false;
+  if (cost.flops >= kDissectionTrialFlops) return false;
   const double lnz = static_cast<double>(cost.factor_nonzeros);
-  return cost.flops < kMetisTrialFlopsPerEntry * lnz ||
-         lnz < kMetisTrialFillRatio * static_cast<double>(stored_entries_of_a);
+  return cost.flops < kDissectionTrialFlopsPerEntry * lnz ||
+         lnz < kDissectionTrialFillRatio * static_cast<double>(stored_entries_of_a);
 }
 
 FillReducingOrdering automatic_ordering(const linalg::SymmetricCscMatrix& pattern, Index dofs_per_node) {

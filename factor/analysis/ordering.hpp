@@ -44,13 +44,13 @@ struct FillReducingOrdering {
 /// When `automatic` also runs the nested dissection (ND-CAMD). Either test suffices:
 ///
 /// * AMD's predicted flops per factor entry (Σcⱼ² / Σcⱼ) and its fill nnz(L)/nnz(A lower)
-///   both reach kMetisTrialFlopsPerEntry and kMetisTrialFillRatio: AMD's fronts are large,
+///   both reach kDissectionTrialFlopsPerEntry and kDissectionTrialFillRatio: AMD's fronts are large,
 ///   where nested dissection tends to win. CHOLMOD's default strategy has the same test with
 ///   500 and 5 (cholmod_core.h, nmethods = 0), tuned for one factorization per analysis;
 ///   cholsim's simulations refactor one pattern every time step, so an extra METIS run is
 ///   amortized, and between 100 and 500 — 2D grids, shells, tet meshes — METIS saved 10–15 %
 ///   of nnz(L) on three of five bench matrices (docs/benchmarks.md, bench_ordering).
-/// * AMD's predicted factorization reaches kMetisTrialFlops on its own: it is big enough
+/// * AMD's predicted factorization reaches kDissectionTrialFlops on its own: it is big enough
 ///   for one METIS run to be repaid by the refactorizations of a simulation (measured on
 ///   bench_ordering's matrices, one core: METIS takes 2–22 ms per GFlop of AMD's predicted
 ///   factorization on 3D stencils and FEM meshes, 430–810 ms on 2D grids with or without
@@ -61,9 +61,9 @@ struct FillReducingOrdering {
 ///   1.882M).
 ///
 /// Below both, the factorization is small or AMD's fronts are: AMD alone.
-inline constexpr double kMetisTrialFlopsPerEntry = 100.0;
-inline constexpr double kMetisTrialFillRatio = 5.0;
-inline constexpr double kMetisTrialFlops = 1e8;
+inline constexpr double kDissectionTrialFlopsPerEntry = 100.0;
+inline constexpr double kDissectionTrialFillRatio = 5.0;
+inline constexpr double kDissectionTrialFlops = 1e8;
 
 /// Orders the pattern with `method` (anything but `given`, which needs the caller's
 /// permutation: std::invalid_argument), nodes of `dofs_per_node` DOFs kept consecutive.

@@ -42,9 +42,10 @@ struct AnalyzeOptions {
 struct AnalyzeStats {
   double ordering_seconds = 0.0;
   /// The method whose ordering was used: AnalyzeOptions::ordering, or for `automatic` the
-  /// candidate it kept (minimum_degree or nested_dissection).
+  /// candidate it kept (minimum_degree or dissection_minimum_degree).
   OrderingMethod ordering_used = OrderingMethod::natural;
-  /// Predicted flops Σⱼ cⱼ² of the candidates `automatic` compared (FillReducingOrdering);
+  /// Predicted flops Σⱼ cⱼ² of the candidates `automatic` compared, AMD and ND-CAMD
+  /// (FillReducingOrdering);
   /// 0 for one it did not run and for every other method. With a Schur set: of the
   /// eliminated unknowns' ordering.
   double minimum_degree_flops = 0.0;

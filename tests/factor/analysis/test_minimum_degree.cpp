@@ -308,9 +308,9 @@ TEST(AutomaticOrdering, KeepsTheCandidateWithFewerFlops) {
     const auto amd = minimum_degree_ordering(a, reference.dofs_per_node);
     const PredictedCost amd_cost = predicted_cost(a, amd);
     EXPECT_DOUBLE_EQ(chosen.minimum_degree_flops, amd_cost.flops);
-    const bool large_fronts = amd_cost.flops >= kMetisTrialFlopsPerEntry * amd_cost.factor_nonzeros &&
-                              amd_cost.factor_nonzeros >= kMetisTrialFillRatio * static_cast<double>(a.nnz_lower());
-    const bool expensive = large_fronts || amd_cost.flops >= kMetisTrialFlops;
+    const bool large_fronts = amd_cost.flops >= kDissectionTrialFlopsPerEntry * amd_cost.factor_nonzeros &&
+                              amd_cost.factor_nonzeros >= kDissectionTrialFillRatio * static_cast<double>(a.nnz_lower());
+    const bool expensive = large_fronts || amd_cost.flops >= kDissectionTrialFlops;
     if (!expensive) {
       EXPECT_EQ(chosen.nested_dissection_flops, 0.0);
       EXPECT_EQ(chosen.method, OrderingMethod::minimum_degree);
@@ -343,9 +343,9 @@ TEST(AutomaticOrdering, TriesTheNestedDissectionWhenTheFactorizationIsLarge) {
   }
   const auto a = spd_from_edges(side * side + hubs, edges, 13);
   const PredictedCost amd_cost = predicted_cost(a, minimum_degree_ordering(a, 1));
-  ASSERT_LT(amd_cost.flops, kMetisTrialFlopsPerEntry * amd_cost.factor_nonzeros);
-  ASSERT_LT(amd_cost.factor_nonzeros, kMetisTrialFillRatio * static_cast<double>(a.nnz_lower()));
-  ASSERT_GE(amd_cost.flops, kMetisTrialFlops);
+  ASSERT_LT(amd_cost.flops, kDissectionTrialFlopsPerEntry * amd_cost.factor_nonzeros);
+  ASSERT_LT(amd_cost.factor_nonzeros, kDissectionTrialFillRatio * static_cast<double>(a.nnz_lower()));
+  ASSERT_GE(amd_cost.flops, kDissectionTrialFlops);
   const FillReducingOrdering chosen = fill_reducing_ordering(a, OrderingMethod::automatic, 1);
   EXPECT_GT(chosen.nested_dissection_flops, 0.0);
   EXPECT_EQ(chosen.method, OrderingMethod::dissection_minimum_degree);
