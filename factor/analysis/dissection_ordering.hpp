@@ -22,9 +22,9 @@ std::vector<Index> dissection_parts(const AdjacencyGraph& graph, Index leaf_vert
 
 /// Parts of at most this many vertices are not split further. METIS_NodeND stops at 120 and
 /// orders the rest by minimum degree; the constrained minimum degree orders a part knowing its
-/// surroundings, so smaller parts pay: on the bench matrices nnz(L) fell by 0.4–1.5 % from 128
-/// to 64 and by 0.1–0.6 % more at 32, each halving costing one more level of separators (about
-/// 15 % of the ordering's time).
+/// surroundings, so smaller parts pay: on five bench matrices nnz(L) fell by 0.2–0.9 % from 128
+/// to 64 and by 0.05–0.75 % more at 32 (0.35 % on average), each halving costing one more level
+/// of separators, about 15 % of the ordering's time (docs/benchmarks.md, issue 23, stop 58).
 inline constexpr Index kDissectionLeafVertices = 64;
 
 /// The ordering: dissection_parts as the constraint sets of constrained_minimum_degree on the
