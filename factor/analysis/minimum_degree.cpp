@@ -41,9 +41,7 @@ class MinimumDegree {
   void load_graph(AdjacencyGraph&& graph, double elbow_room);
 
   Index select_pivot();
-  [[nodiscard]] bool is_candidate(Index i) const {
-    return constraint_.empty() || constraint_[i] == constraint_[current_set_first_];
-  }
+  [[nodiscard]] bool is_candidate(Index i) const { return constraint_.empty() || constraint_[i] == current_set_; }
   [[nodiscard]] bool same_set(Index i, Index j) const { return constraint_.empty() || constraint_[i] == constraint_[j]; }
   void open_next_set();
   [[nodiscard]] std::size_t set_end(std::size_t begin) const;
@@ -89,10 +87,10 @@ class MinimumDegree {
 
   // Constraint sets (empty: none): vertex v may be a pivot only once every vertex of a lower
   // set is eliminated. set_members_ lists the vertices set by set in increasing set order;
-  // current_set_first_ is a vertex of the open set, next_set_begin_ where the next set starts.
+  // current_set_ is the open set, next_set_begin_ where the next set starts in set_members_.
   std::vector<Index> constraint_;
   std::vector<Index> set_members_;
-  Index current_set_first_ = 0;
+  Index current_set_ = 0;
   std::size_t next_set_begin_ = 0;
 
   // Hash buckets of the variables of Lme for supervariable detection.
@@ -146,7 +144,7 @@ MinimumDegree::MinimumDegree(AdjacencyGraph graph, const MinimumDegreeOptions& o
     std::iota(set_members_.begin(), set_members_.end(), 0);
     std::stable_sort(set_members_.begin(), set_members_.end(),
                      [this](Index a, Index b) { return constraint_[a] < constraint_[b]; });
-    current_set_first_ = set_members_.front();
+    current_set_ = constraint_[set_members_.front()];
     next_set_begin_ = set_end(0);
   }
   take_out_dense_vertices(graph, options);
@@ -235,7 +233,7 @@ std::size_t MinimumDegree::set_end(std::size_t begin) const {
 void MinimumDegree::open_next_set() {
   assert(next_set_begin_ < set_members_.size());
   const std::size_t end = set_end(next_set_begin_);
-  current_set_first_ = set_members_[next_set_begin_];
+  current_set_ = constraint_[set_members_[next_set_begin_]];
   min_degree_ = n_;
   for (std::size_t k = next_set_begin_; k < end; ++k) {
     const Index v = set_members_[k];

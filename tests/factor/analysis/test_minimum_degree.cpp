@@ -24,7 +24,23 @@
 namespace cholsim::factor {
 namespace {
 
-using namespace testing;  // the shared ordering graphs (ordering_graph_helpers.hpp)
+// The shared ordering graphs (ordering_graph_helpers.hpp); declarations, not a using-directive,
+// which would reach every file of the unity batch.
+using testing::add_edge;
+using testing::adversarial_graphs;
+using testing::arrowhead_edges;
+using testing::Edges;
+using testing::fill_of;
+using testing::GraphCase;
+using testing::grid_edges;
+using testing::grid_with_hubs;
+using testing::is_permutation_of;
+using testing::matrix_of;
+using testing::path_edges;
+using testing::random_edges;
+using testing::random_tree_edges;
+using testing::relative_residual;
+using testing::spd_from_edges;
 
 TEST(MinimumDegree, ValidPermutationOnAdversarialAndRandomGraphs) {
   for (const GraphCase& graph_case : adversarial_graphs()) {
