@@ -18,6 +18,7 @@
 #include "factor/analysis/symbolic.hpp"
 #include "factor/numeric/cholesky_factor.hpp"
 #include "factor/numeric/memory_estimate.hpp"
+#include "factor/numeric/update_stack_profile.hpp"
 #include "factor_derivative_report.hpp"
 #include "factor_schur.hpp"
 #include "linalg/blas_kernels.hpp"
@@ -85,12 +86,61 @@ MemoryNeed factorization_need(const linalg::SymmetricCscMatrix& a, const factor:
                    {"L", estimate.factor_bytes},
                    {"update blocks", estimate.update_block_memory_bytes()},
                    {"bookkeeping", estimate.bookkeeping_bytes}}};
-  const std::int64_t one_more = estimate.factor_bytes + estimate.update_block_memory_bytes();
-  if (options.derivative || !options.derivative_file.empty()) need.items.emplace_back("L and L-dot", 2 * one_more);
+  if (estimate.left_looking_workspace_bytes > 0) {
+    need.items.emplace_back("pull workspace", estimate.left_looking_workspace_bytes);
+  }
+  // The experiments after it factor multifrontal (left_looking_top_for): L and its blocks once more.
+  const auto one_more = [&] {
+    factor::FactorOptions multifrontal = factor_options;
+    multifrontal.left_looking_update_bytes = factor::kNoLeftLookingTop;
+    const factor::MemoryEstimate whole = estimate.left_looking_supernodes == 0
+                                             ? estimate
+                                             : factor::estimate_factor_memory(symbolic, multifrontal);
+    return whole.factor_bytes + whole.update_block_memory_bytes();
+  };
+  if (options.derivative || !options.derivative_file.empty()) need.items.emplace_back("L and L-dot", 2 * one_more());
   if (options.schur_fraction > 0.0 || !options.schur_set_file.empty()) {
-    need.items.emplace_back("partial factorization", estimate.symbolic_bytes + one_more);
+    need.items.emplace_back("partial factorization", estimate.symbolic_bytes + one_more());
   }
   return need;
+}
+
+/// --left-looking-top: the FactorOptions::left_looking_update_bytes to factor with. For "auto",
+/// none while the multifrontal factorization fits the limit; else the largest threshold
+/// (largest update block / 2^i: the fewest left-looking supernodes) whose prediction fits, or
+/// the one predicting least if none does — admission then refuses with that figure.
+std::int64_t choose_left_looking_top(const linalg::SymmetricCscMatrix& a, const factor::Symbolic& symbolic,
+                                     factor::FactorOptions factor_options, const FactorCommandOptions& options,
+                                     const MemoryLimit& limit) {
+  if (options.left_looking_top == "off") return factor::kNoLeftLookingTop;
+  if (options.left_looking_top != "auto") {
+    const std::uint64_t bytes = parse_byte_size(options.left_looking_top, "--left-looking-top");
+    return static_cast<std::int64_t>(std::min<std::uint64_t>(bytes, factor::kNoLeftLookingTop));
+  }
+  const auto need_with = [&](std::int64_t min_bytes) {
+    factor_options.left_looking_update_bytes = min_bytes;
+    return static_cast<std::uint64_t>(factorization_need(a, symbolic, factor_options, options).total());
+  };
+  const bool can_look_left = factor_options.device == factor::FactorDevice::cpu && !factor_options.retain_update_blocks;
+  if (!can_look_left || need_with(factor::kNoLeftLookingTop) <= limit.bytes) return factor::kNoLeftLookingTop;
+  std::int64_t largest = 0;
+  for (Index s = 0; s < symbolic.supernode_count(); ++s) largest = std::max(largest, factor::update_block_bytes(symbolic, s));
+  std::int64_t best = factor::kNoLeftLookingTop;
+  std::uint64_t best_need = need_with(best);
+  for (std::int64_t min_bytes = largest; min_bytes >= 1; min_bytes /= 2) {
+    const std::uint64_t need = need_with(min_bytes);
+    if (need < best_need) {
+      best = min_bytes;
+      best_need = need;
+    }
+    if (need <= limit.bytes) break;
+  }
+  if (best != factor::kNoLeftLookingTop) {
+    progress("the multifrontal update blocks would exceed the memory limit (" + limit.origin +
+             "); supernodes with update blocks of at least " + format_bytes(best) +
+             " and their ancestors are computed left-looking");
+  }
+  return best;
 }
 
 /// What admission predicted next to what the process used, so that the prediction can be
@@ -297,6 +347,7 @@ Report build_report(const FactorCommandOptions& options, const LoadedMatrix& loa
   report.add_bytes("update_arena_bytes", "update arena (high water)", factor_stats.update_arena_bytes);
   report.add_count("parallel_subtrees", "parallel subtrees", factor_stats.parallel_subtrees);
   report.add_count("top_supernodes", "top supernodes", factor_stats.top_supernodes);
+  report.add_count("left_looking_supernodes", "left-looking supernodes", factor_stats.left_looking_supernodes);
   add_device_report(report, factor_stats);
 
   report.section("solve (median of " + std::to_string(options.repeat) + ", b = A*1)");
@@ -372,6 +423,8 @@ int run_factor(const FactorCommandOptions& options, const MemoryLimit& limit) {
     factor_options.gpu_memory_limit_bytes =
         static_cast<std::int64_t>(std::min<std::uint64_t>(bytes, std::numeric_limits<std::int64_t>::max()));
   }
+  factor_options.left_looking_update_bytes =
+      choose_left_looking_top(loaded.matrix, *symbolic, factor_options, options, limit);
   const MemoryNeed need = factorization_need(loaded.matrix, *symbolic, factor_options, options);
   admit(need, limit);
   std::vector<double> factor_seconds;
@@ -492,6 +545,12 @@ void add_factor_command(CLI::App& app, CommandAction& action) {
   command->add_option("--gpu-memory-limit", options->gpu_memory_limit,
                       "With --device gpu/auto: device memory the factorization may use (e.g. 8G); beyond it the "
                       "factorization falls back to the CPU");
+  command->add_option("--left-looking-top", options->left_looking_top,
+                      "auto, off or a size (e.g. 256M): supernodes whose multifrontal update block would take at "
+                      "least that size, and their ancestors, are computed left-looking from L's columns, without "
+                      "update blocks - less memory. auto: only when the multifrontal factorization would exceed "
+                      "--max-memory")
+      ->capture_default_str();
   command->add_option("--schur-device", options->schur_device,
                       "Where the dense Schur system is refactored and solved (gpu falls back to cpu with a message)")
       ->check(CLI::IsMember({"cpu", "gpu"}))

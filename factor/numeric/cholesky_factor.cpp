@@ -98,12 +98,13 @@ std::vector<double> Factor::compute_all_supernodes(const linalg::SymmetricCscMat
     linalg::populate_pages(values_.data(), values_.size() * sizeof(double), options.threads);
   }
   stale_.assign(static_cast<std::size_t>(sym.supernode_count()), 1);
-  UpdateBlockStore transient(sym, BlockLifetime::one_call);
+  const LeftLookingTop top = left_looking_top_for(sym, options, static_cast<bool>(follow_up));
+  UpdateBlockStore transient(sym, BlockLifetime::one_call, top.kept_columns());
   UpdateBlockStore& updates = update_blocks_for_call(retained_, options.retain_update_blocks, transient, sym);
   keeps_block_ = retained_ ? retained_update_blocks(sym, options.retain_min_flops_per_entry) : std::vector<char>{};
   std::vector<double> seconds;
   if (follow_up || !compute_with_gpu(a, {}, options, updates, seconds)) {
-    seconds = compute_supernodes(a, {}, options, updates, keeps_block_, follow_up);
+    seconds = compute_supernodes(a, {}, options, updates, keeps_block_, follow_up, top);
   }
   // seed 000 §4.4: the time of every supernode in the full factorization is its cost.
   cost_model_ = SupernodeCostModel(seconds);
@@ -125,7 +126,7 @@ bool Factor::accept_matrix(const linalg::SymmetricCscMatrix& a, bool check_finit
 std::vector<double> Factor::compute_supernodes(const linalg::SymmetricCscMatrix& a,
                                                std::span<const char> active, const FactorOptions& options,
                                                UpdateBlockStore& updates, std::span<const char> keep_block,
-                                               const SupernodeFollowUp& follow_up) {
+                                               const SupernodeFollowUp& follow_up, const LeftLookingTop& top) {
   const Symbolic& sym = *symbolic_;
   const int threads = linalg::resolve_thread_count(options.threads);
   if (solve_split_threads_ != threads) {  // the solves use the factorization's threads
@@ -148,7 +149,9 @@ std::vector<double> Factor::compute_supernodes(const linalg::SymmetricCscMatrix&
   run_tree_schedule(sym, schedule, threads, [&](Index s) {
     const linalg::FloatingPointMode::Scope supernode_mode(mode);
     const auto supernode_start = Clock::now();
-    failing_column[s] = compute_supernode(sym, s, a.lower.values, values_, updates, false);
+    failing_column[s] = top.is_left_looking(s)
+                            ? compute_left_looking_supernode(sym, top, s, a.lower.values, values_, updates)
+                            : compute_supernode(sym, s, a.lower.values, values_, updates, false);
     release_consumed_children(sym, s, keep_block, updates);
     seconds[s] = std::chrono::duration<double>(Clock::now() - supernode_start).count();
     if (failing_column[s] == 0 && follow_up) follow_up(s);
@@ -163,6 +166,7 @@ std::vector<double> Factor::compute_supernodes(const linalg::SymmetricCscMatrix&
   stats_.retained_update_bytes = retained_ ? retained_->bytes() : 0;
   stats_.parallel_subtrees = static_cast<Index>(schedule.subtree_roots.size());
   stats_.top_supernodes = static_cast<Index>(schedule.top.size());
+  stats_.left_looking_supernodes = top.supernode_count();
   stats_.recomputed_supernodes = 0;
   stats_.recomputed_flops = 0.0;
   for (Index s = 0; s < sym.supernode_count(); ++s) {
@@ -184,6 +188,11 @@ void Factor::require_factored(const char* operation) const {
 linalg::CscMatrix Factor::factor_matrix() const {
   require_factored("factor_matrix");
   return supernodal_matrix(*symbolic_, values_);
+}
+
+LeftLookingTop left_looking_top_for(const Symbolic& symbolic, const FactorOptions& options, bool with_derivative) {
+  if (options.device != FactorDevice::cpu || options.retain_update_blocks || with_derivative) return {};
+  return {symbolic, options.left_looking_update_bytes};  // none with a Schur set
 }
 
 linalg::CscMatrix supernodal_matrix(const Symbolic& sym, std::span<const double> values) {

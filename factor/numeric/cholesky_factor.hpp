@@ -22,6 +22,7 @@
 #include "factor/analysis/symbolic.hpp"
 #include "factor/gpu/gpu_factorization.hpp"
 #include "factor/numeric/factor_status.hpp"
+#include "factor/numeric/left_looking_top.hpp"
 #include "factor/solve/solve_split.hpp"
 #include "factor/update/changed_supernodes.hpp"
 #include "factor/update/supernode_cost_model.hpp"
@@ -62,6 +63,12 @@ struct FactorOptions {
   /// can hold many, and each costs about a hundred normal operations on x86. false keeps
   /// IEEE gradual underflow.
   bool flush_subnormals = true;
+  /// Supernodes whose multifrontal update block would take at least this many bytes
+  /// (update_block_bytes), and all their ancestors, are computed left-looking from L's
+  /// columns, without an update block (left_looking_top.hpp): a smaller peak, for a
+  /// factorization whose update blocks would not fit. kNoLeftLookingTop (the default): none.
+  /// Applies to factorize on the CPU without retained blocks, derivative or Schur set only.
+  std::int64_t left_looking_update_bytes = kNoLeftLookingTop;
 
   /// Where to compute (issue 22). A refactorize() runs where the retaining factorize ran. The
   /// factorization with derivative and the partial (Schur) factorization always run on the CPU.
@@ -93,6 +100,7 @@ struct FactorStats {
   double recomputed_flops = 0.0;    ///< their flops (Symbolic::supernode_flops)
   Index parallel_subtrees = 0;   ///< subtrees run tree-parallel (phase 1)
   Index top_supernodes = 0;      ///< supernodes of the top phase, their dense pieces on every thread (phase 2)
+  Index left_looking_supernodes = 0;  ///< supernodes computed left-looking (left_looking_top.hpp)
   /// "cpu", or "gpu (<device name>)" when the GPU computed part of this call.
   std::string device = "cpu";
   /// Why a GPU factorization ran on the CPU instead (device memory exhausted, …); empty if not.
@@ -116,6 +124,11 @@ FactorStatus check_matrix(const Symbolic& symbolic, const linalg::SymmetricCscMa
 /// inside supernode s where potrf stopped, 0 if none): the first failure in elimination
 /// order, reported in user numbering, or ok.
 FactorStatus first_pivot_failure(const Symbolic& symbolic, std::span<const int> failing_column);
+
+/// The left-looking top a factorize with `options` uses (FactorOptions::left_looking_update_bytes):
+/// empty on a device other than the CPU, with retained blocks, with a Schur set, and for the
+/// factorization with derivative (`with_derivative`).
+LeftLookingTop left_looking_top_for(const Symbolic& symbolic, const FactorOptions& options, bool with_derivative = false);
 
 /// A factor (or its derivative) in supernodal layout as a CSC matrix in elimination numbering,
 /// explicit zeros of amalgamation kept: supernode s's m×k block at symbolic.value_offset(s).
@@ -198,9 +211,12 @@ class Factor {
   // in elimination order. Returns the seconds of each computed L step (0 for the others).
   // Blocks of children not in `keep_block` are freed once consumed (all when it is empty).
   // Of `options`, the threads and the floating-point mode apply.
+  // Supernodes of `top` are computed left-looking (left_looking_top.hpp); `updates` keeps
+  // top.kept_columns() of the others' blocks.
   std::vector<double> compute_supernodes(const linalg::SymmetricCscMatrix& a, std::span<const char> active,
                                          const FactorOptions& options, UpdateBlockStore& updates,
-                                         std::span<const char> keep_block, const SupernodeFollowUp& follow_up);
+                                         std::span<const char> keep_block, const SupernodeFollowUp& follow_up,
+                                         const LeftLookingTop& top = {});
   // The device path (issue 22, factor/gpu/factor_on_gpu.cpp): computes the supernodes in
   // `active` (all when empty), those of gpu_'s split on the GPU after the CPU part, into
   // `seconds` (per supernode, as compute_supernodes). Returns false, having done nothing, when

@@ -8,6 +8,8 @@
 #include <vector>
 
 #include "factor/numeric/first_fit_placement.hpp"
+#include "factor/numeric/left_looking_top.hpp"
+#include "factor/numeric/multifrontal.hpp"
 #include "factor/numeric/tree_scheduler.hpp"
 #include "factor/numeric/update_stack_profile.hpp"
 #include "factor/update/update_block_retention.hpp"
@@ -27,12 +29,13 @@ constexpr std::int64_t kBookkeepingBytesPerSupernode = 96;
 // the same first-fit placement.
 class LiveBlocks {
  public:
-  LiveBlocks(const Symbolic& symbolic, std::span<const char> kept)
-      : symbolic_(symbolic), kept_(kept), arena_(std::numeric_limits<std::int64_t>::max()),
+  // block_bytes[s]: the bytes of s's block as the store allocates it.
+  LiveBlocks(const Symbolic& symbolic, std::span<const std::int64_t> block_bytes, std::span<const char> kept)
+      : symbolic_(symbolic), block_bytes_(block_bytes), kept_(kept), arena_(std::numeric_limits<std::int64_t>::max()),
         offset_(kept.empty() ? static_cast<std::size_t>(symbolic.supernode_count()) : 0) {}
 
   void start(Index s) {
-    const std::int64_t bytes = update_block_bytes(symbolic_, s);
+    const std::int64_t bytes = block_bytes_[s];
     live_ += bytes;
     peak_ = std::max(peak_, live_);
     if (bytes > 0 && uses_arena()) offset_[s] = *arena_.place(bytes);
@@ -40,7 +43,7 @@ class LiveBlocks {
   void finish(Index s) {
     for (Index child : symbolic_.children(s)) {
       if (!kept_.empty() && kept_[child]) continue;
-      const std::int64_t bytes = update_block_bytes(symbolic_, child);
+      const std::int64_t bytes = block_bytes_[child];
       live_ -= bytes;
       if (bytes > 0 && uses_arena()) arena_.remove(offset_[child], bytes);
     }
@@ -53,6 +56,7 @@ class LiveBlocks {
   [[nodiscard]] bool uses_arena() const { return kept_.empty(); }
 
   const Symbolic& symbolic_;
+  std::span<const std::int64_t> block_bytes_;
   std::span<const char> kept_;
   std::int64_t live_ = 0;
   std::int64_t peak_ = 0;
@@ -103,11 +107,10 @@ void replay_parallel_phase(const Symbolic& symbolic, const TreeSchedule& schedul
 // within s's subtree either s has not started (its children's subtrees each at their worst)
 // or s runs with its children's blocks and its own. Blocks of `kept` supernodes are counted
 // by the caller once and for all, so they weigh nothing here.
-std::int64_t any_order_bound(const Symbolic& symbolic, std::span<const char> kept) {
+std::int64_t any_order_bound(const Symbolic& symbolic, std::span<const std::int64_t> block_bytes,
+                             std::span<const char> kept) {
   const Index count = symbolic.supernode_count();
-  const auto weight = [&](Index s) {
-    return !kept.empty() && kept[s] ? 0 : update_block_bytes(symbolic, s);
-  };
+  const auto weight = [&](Index s) { return !kept.empty() && kept[s] ? 0 : block_bytes[s]; };
   std::vector<std::int64_t> worst(static_cast<std::size_t>(count), 0);
   std::int64_t total = 0;
   for (Index s = 0; s < count; ++s) {  // postorder: children first
@@ -134,8 +137,16 @@ MemoryEstimate estimate_factor_memory(const Symbolic& symbolic, const FactorOpti
   std::vector<double> cost(static_cast<std::size_t>(count));
   for (Index s = 0; s < count; ++s) cost[s] = symbolic.supernode_flops(s);
   const TreeSchedule schedule = plan_tree_schedule(symbolic, cost, threads);
+  const LeftLookingTop top = left_looking_top_for(symbolic, options);
+  std::vector<std::int64_t> block_bytes(static_cast<std::size_t>(count));
+  for (Index s = 0; s < count; ++s) {
+    const Index size = symbolic.row_count(s) - symbolic.column_count(s);
+    const PanelLowerLayout layout = top.empty() ? PanelLowerLayout::for_size(size)
+                                                : PanelLowerLayout::for_size(size, top.kept_columns()[s]);
+    block_bytes[s] = layout.entries() * static_cast<std::int64_t>(sizeof(double));
+  }
 
-  LiveBlocks live(symbolic, kept);
+  LiveBlocks live(symbolic, block_bytes, kept);
   if (threads <= 1) {
     for (Index root : schedule.subtree_roots) {
       for (Index s = symbolic.subtree_begin(root); s <= root; ++s) {
@@ -154,13 +165,15 @@ MemoryEstimate estimate_factor_memory(const Symbolic& symbolic, const FactorOpti
   MemoryEstimate estimate;
   estimate.symbolic_bytes = symbolic.bytes();
   estimate.bookkeeping_bytes = kBookkeepingBytesPerSupernode * count;
+  estimate.left_looking_supernodes = top.supernode_count();
+  estimate.left_looking_workspace_bytes = threads * top.workspace_bytes_per_thread(symbolic);
   estimate.factor_bytes = 8 * symbolic.factor_value_count();
   estimate.peak_update_bytes = live.peak();
   estimate.update_arena_bytes = live.arena_high_water();
   for (Index s = 0; s < count; ++s) {
     if (!kept.empty() && kept[s]) estimate.retained_update_bytes += update_block_bytes(symbolic, s);
   }
-  estimate.peak_update_bound_bytes = estimate.retained_update_bytes + any_order_bound(symbolic, kept);
+  estimate.peak_update_bound_bytes = estimate.retained_update_bytes + any_order_bound(symbolic, block_bytes, kept);
   return estimate;
 }
 

@@ -27,6 +27,11 @@ struct MemoryEstimate {
   /// peak_update_bytes (exact for one thread: FactorStats::update_arena_bytes equals it).
   /// At least peak_update_bytes; 0 with retain_update_blocks (blocks allocated one by one).
   std::int64_t update_arena_bytes = 0;
+  /// Supernodes computed left-looking (FactorOptions::left_looking_update_bytes) and the
+  /// buffers their threads hold (left_looking_top.hpp); the blocks above are then the
+  /// columns the others keep.
+  Index left_looking_supernodes = 0;
+  std::int64_t left_looking_workspace_bytes = 0;
   /// Per-supernode arrays of the call (costs, times, flags, block handles): an approximation.
   std::int64_t bookkeeping_bytes = 0;
   /// The memory the update blocks take at their predicted peak: the arena's pages, or the
@@ -34,9 +39,10 @@ struct MemoryEstimate {
   [[nodiscard]] std::int64_t update_block_memory_bytes() const {
     return std::max(peak_update_bytes, update_arena_bytes);
   }
-  /// What the factorization call adds to the process: L, the update blocks and the bookkeeping.
+  /// What the factorization call adds to the process: L, the update blocks, the left-looking
+  /// workspace and the bookkeeping.
   [[nodiscard]] std::int64_t factorization_bytes() const {
-    return factor_bytes + update_block_memory_bytes() + bookkeeping_bytes;
+    return factor_bytes + update_block_memory_bytes() + left_looking_workspace_bytes + bookkeeping_bytes;
   }
 };
 

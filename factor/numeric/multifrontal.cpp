@@ -53,11 +53,12 @@ void extend_add_into_factor(const double* child, PanelLowerLayout layout, std::s
   });
 }
 
-// The remaining child columns (j ≥ split) land entirely in the parent's update block.
+// The remaining child columns (split ≤ j < the kept columns) land entirely in the parent's
+// update block.
 void extend_add_into_update(const double* child, PanelLowerLayout layout,
                             std::span<const Index> position, Index split, Index k,
                             double* update_block, PanelLowerLayout update_layout) {
-  over_child_columns(split, layout.size, layout.size, [&](Index begin, Index end) {
+  over_child_columns(split, layout.columns(), layout.size, [&](Index begin, Index end) {
     for (Index j = begin; j < end; ++j) {
       const Index offset = position[j];  // target[r − offset] = parent update entry (r − k, offset − k)
       double* target = update_block + update_layout.column_offset(offset - k);
@@ -108,7 +109,7 @@ void compute_update_block(linalg::ConstDenseView below, linalg::ConstDenseView b
   const double flops = static_cast<double>(below.cols) * layout.size * layout.size;
   run_pieces(layout.panels(), split_dense_work() && flops >= 2.0 * kTaskFlops, [&](Index p) {
     const Index first = p * layout.panel_width;
-    const Index width = std::min(layout.panel_width, layout.size - first);
+    const Index width = std::min(layout.panel_width, layout.columns() - first);
     const Index ld = layout.leading_dimension(p);
     double* panel = update + layout.panel_offset(p);
     if (!derivative) {
@@ -125,14 +126,16 @@ void compute_update_block(linalg::ConstDenseView below, linalg::ConstDenseView b
   });
 }
 
-UpdateBlockStore::UpdateBlockStore(const Symbolic& symbolic, BlockLifetime lifetime)
-    : blocks_(static_cast<std::size_t>(symbolic.supernode_count())) {
+UpdateBlockStore::UpdateBlockStore(const Symbolic& symbolic, BlockLifetime lifetime,
+                                   std::span<const Index> kept_columns)
+    : symbolic_(symbolic), kept_columns_(kept_columns.begin(), kept_columns.end()),
+      blocks_(static_cast<std::size_t>(symbolic.supernode_count())) {
   if (lifetime != BlockLifetime::one_call) return;
   // Room for every block at once: first fit never needs more, and the reservation costs
   // address space only (the pages touched are the high-water mark).
   std::int64_t capacity = 0;
   for (Index s = 0; s < symbolic.supernode_count(); ++s) {
-    capacity += FirstFitPlacement::rounded(update_layout(symbolic, s).entries() * static_cast<std::int64_t>(sizeof(double)));
+    capacity += FirstFitPlacement::rounded(layout(s).entries() * static_cast<std::int64_t>(sizeof(double)));
   }
   if (capacity > 0) arena_ = std::make_unique<UpdateBlockArena>(capacity);
 }
@@ -172,6 +175,11 @@ void UpdateBlockStore::release(Index s) {
   b.entries = 0;
 }
 
+PanelLowerLayout UpdateBlockStore::layout(Index s) const {
+  const Index size = symbolic_.row_count(s) - symbolic_.column_count(s);
+  return kept_columns_.empty() ? PanelLowerLayout::for_size(size) : PanelLowerLayout::for_size(size, kept_columns_[s]);
+}
+
 std::int64_t UpdateBlockStore::arena_bytes() const { return arena_ ? arena_->high_water_bytes() : 0; }
 
 PanelLowerLayout update_layout(const Symbolic& symbolic, Index s) {
@@ -190,9 +198,9 @@ std::vector<Index> assemble_front(const Symbolic& symbolic, Index s, std::span<c
   std::vector<Index> splits(children.size());
   for (std::size_t c = 0; c < children.size(); ++c) {
     const Index child = children[c];
-    const PanelLowerLayout layout = update_layout(symbolic, child);
+    const PanelLowerLayout layout = updates.layout(child);
     const auto position = symbolic.parent_positions(child);
-    splits[c] = columns_into_factor(position, layout.size, k);
+    splits[c] = columns_into_factor(position, layout.columns(), k);
     extend_add_into_factor(updates.block(child), layout, position, splits[c], m, front);
   }
   return splits;
@@ -201,10 +209,10 @@ std::vector<Index> assemble_front(const Symbolic& symbolic, Index s, std::span<c
 void extend_add_children_below(const Symbolic& symbolic, Index s, const UpdateBlockStore& updates,
                                std::span<const Index> splits, double* update) {
   const auto children = symbolic.children(s);
-  const PanelLowerLayout layout = update_layout(symbolic, s);
+  const PanelLowerLayout layout = updates.layout(s);
   for (std::size_t c = 0; c < children.size(); ++c) {
     const Index child = children[c];
-    extend_add_into_update(updates.block(child), update_layout(symbolic, child),
+    extend_add_into_update(updates.block(child), updates.layout(child),
                            symbolic.parent_positions(child), splits[c], symbolic.column_count(s),
                            update, layout);
   }
@@ -234,9 +242,10 @@ int compute_supernode(const Symbolic& symbolic, Index s, std::span<const double>
   if (const int info = factor_front_columns(front); info != 0) return info;
   const linalg::DenseView below = front.block(k, 0, update_size, k);
 
-  // Update block: −L21·L21ᵀ, then the children's contributions below s's columns.
-  if (update_size > 0) {
-    const PanelLowerLayout layout = update_layout(symbolic, s);
+  // Update block: −L21·L21ᵀ, then the children's contributions below s's columns (the kept
+  // columns only: none when s's parent is computed left-looking).
+  const PanelLowerLayout layout = updates.layout(s);
+  if (layout.entries() > 0) {
     double* update = updates.allocate(s, layout.entries());
     compute_update_block(below, {}, update, layout);
     extend_add_children_below(symbolic, s, updates, splits, update);

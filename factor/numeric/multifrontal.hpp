@@ -8,8 +8,10 @@
 //
 // Shared by every factorization variant (full, incremental, with derivative), which differ
 // only in where the children's update blocks come from and whether blocks are kept.
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
+#include <limits>
 #include <memory>
 #include <span>
 #include <vector>
@@ -37,31 +39,36 @@ namespace cholsim::factor {
 struct PanelLowerLayout {
   Index size = 0;
   Index panel_width = 64;
+  /// The columns stored: a prefix of the block, all of them unless fewer are asked for. Under
+  /// a left-looking top (left_looking_top.hpp) a block keeps only its columns that belong to
+  /// multifrontal supernodes; the left-looking ones read L instead. Panels stay full height.
+  Index kept_columns = std::numeric_limits<Index>::max();
 
   /// The layout for a size×size block: 64-column panels below 512 rows, 128 below 1024,
-  /// 256 from there on.
-  [[nodiscard]] static PanelLowerLayout for_size(Index size) {
+  /// 256 from there on; its first `kept_columns` columns stored.
+  [[nodiscard]] static PanelLowerLayout for_size(Index size,
+                                                 Index kept_columns = std::numeric_limits<Index>::max()) {
     Index width = 64;
     while (width < 256 && size >= 8 * width) width *= 2;
-    return {size, width};
+    return {size, width, kept_columns};
   }
 
-  [[nodiscard]] Index panels() const { return (size + panel_width - 1) / panel_width; }
+  [[nodiscard]] Index columns() const { return std::min(kept_columns, size); }
+  [[nodiscard]] Index panels() const { return (columns() + panel_width - 1) / panel_width; }
   [[nodiscard]] std::int64_t panel_offset(Index p) const {
     const std::int64_t w = panel_width;
     return w * (p * static_cast<std::int64_t>(size) - w * p * (p - 1) / 2);
   }
   [[nodiscard]] Index leading_dimension(Index p) const { return size - p * panel_width; }
-  [[nodiscard]] std::int64_t column_offset(Index j) const {
+  /// Where column j's storage starts (its unused entries above the panel's diagonal included).
+  [[nodiscard]] std::int64_t column_start(Index j) const {
     const Index p = j / panel_width;
-    const std::int64_t within = j - p * panel_width;
-    return panel_offset(p) + within * leading_dimension(p) + within;
+    return panel_offset(p) + static_cast<std::int64_t>(j - p * panel_width) * leading_dimension(p);
   }
-  [[nodiscard]] std::int64_t entries() const {
-    if (size == 0) return 0;
-    const Index last = panels() - 1;
-    return panel_offset(last) + static_cast<std::int64_t>(leading_dimension(last)) * leading_dimension(last);
+  [[nodiscard]] std::int64_t column_offset(Index j) const {
+    return column_start(j) + (j - j / panel_width * panel_width);
   }
+  [[nodiscard]] std::int64_t entries() const { return size == 0 ? 0 : column_start(columns()); }
 };
 
 /// How long a store's blocks live, which decides where they are allocated.
@@ -77,12 +84,15 @@ enum class BlockLifetime {
 /// computed and released when no longer needed.
 class UpdateBlockStore {
  public:
-  UpdateBlockStore(const Symbolic& symbolic, BlockLifetime lifetime);
+  /// `kept_columns[s]` (optional, empty = all): the columns s's block keeps (PanelLowerLayout).
+  UpdateBlockStore(const Symbolic& symbolic, BlockLifetime lifetime, std::span<const Index> kept_columns = {});
   ~UpdateBlockStore();
 
   double* allocate(Index s, std::int64_t entries);
   void release(Index s);
   [[nodiscard]] const double* block(Index s) const { return blocks_[s].data; }
+  /// The layout of s's block in this store.
+  [[nodiscard]] PanelLowerLayout layout(Index s) const;
   [[nodiscard]] std::int64_t bytes() const { return bytes_.load(); }
   [[nodiscard]] std::int64_t peak_bytes() const { return peak_bytes_.load(); }
   /// Bytes of the arena ever used (its high-water mark); 0 for an across_calls store.
@@ -94,13 +104,15 @@ class UpdateBlockStore {
     std::int64_t entries = 0;
     linalg::LargeArray own;  // a block allocated on its own (linalg/huge_page_allocator.hpp)
   };
+  const Symbolic& symbolic_;
+  std::vector<Index> kept_columns_;  ///< empty: every block whole
   std::vector<Block> blocks_;
   std::unique_ptr<UpdateBlockArena> arena_;  // one_call stores only
   std::atomic<std::int64_t> bytes_{0};
   std::atomic<std::int64_t> peak_bytes_{0};
 };
 
-/// The layout of supernode s's update block ((m−k)×(m−k) lower triangle).
+/// The layout of supernode s's whole update block ((m−k)×(m−k) lower triangle).
 PanelLowerLayout update_layout(const Symbolic& symbolic, Index s);
 
 /// Assembles supernode s's m×k front (column-major, leading dimension m) in `front`: zero,
@@ -112,11 +124,11 @@ std::vector<Index> assemble_front(const Symbolic& symbolic, Index s, std::span<c
                                   const UpdateBlockStore& updates, double* front);
 
 /// Extend-adds the children's update-block columns past `splits` (assemble_front's result)
-/// into s's update block `update` (update_layout(symbolic, s)).
+/// into s's update block `update` (updates.layout(s)).
 void extend_add_children_below(const Symbolic& symbolic, Index s, const UpdateBlockStore& updates,
                                std::span<const Index> splits, double* update);
 
-/// Writes into `update` (in `layout`, overwriting) U = −L21·L21ᵀ when `below_derivative` is an
+/// Writes into `update` (in `layout`, overwriting; its kept columns only) U = −L21·L21ᵀ when `below_derivative` is an
 /// empty view, else its derivative U̇ = −(L̇21·L21ᵀ + L21·L̇21ᵀ) (one syr2k per panel diagonal,
 /// seed 002 app. C.1). `below` is L21 ((m−k)×k), `below_derivative` L̇21 of the same shape.
 void compute_update_block(linalg::ConstDenseView below, linalg::ConstDenseView below_derivative,
