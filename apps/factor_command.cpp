@@ -105,29 +105,33 @@ MemoryNeed factorization_need(const linalg::SymmetricCscMatrix& a, const factor:
   return need;
 }
 
+/// --left-looking-top given as "off" or a size: its FactorOptions::left_looking_update_bytes;
+/// none for "auto". Throws for a malformed size.
+std::optional<std::int64_t> fixed_left_looking_top(const std::string& value) {
+  if (value == "auto") return std::nullopt;
+  if (value == "off") return factor::kNoLeftLookingTop;
+  const std::uint64_t bytes = parse_byte_size(value, "--left-looking-top");
+  return static_cast<std::int64_t>(std::min<std::uint64_t>(bytes, factor::kNoLeftLookingTop));
+}
+
 /// --left-looking-top: the FactorOptions::left_looking_update_bytes to factor with. For "auto",
-/// none while the multifrontal factorization fits the limit; else the largest threshold
-/// (largest update block / 2^i: the fewest left-looking supernodes) whose prediction fits, or
-/// the one predicting least if none does — admission then refuses with that figure.
+/// the library's default while it fits the limit; else the largest threshold below it
+/// (halving: the fewest left-looking supernodes) whose prediction fits, or the one predicting
+/// least if none does — admission then refuses with that figure.
 std::int64_t choose_left_looking_top(const linalg::SymmetricCscMatrix& a, const factor::Symbolic& symbolic,
                                      factor::FactorOptions factor_options, const FactorCommandOptions& options,
                                      const MemoryLimit& limit) {
-  if (options.left_looking_top == "off") return factor::kNoLeftLookingTop;
-  if (options.left_looking_top != "auto") {
-    const std::uint64_t bytes = parse_byte_size(options.left_looking_top, "--left-looking-top");
-    return static_cast<std::int64_t>(std::min<std::uint64_t>(bytes, factor::kNoLeftLookingTop));
-  }
+  if (const auto fixed = fixed_left_looking_top(options.left_looking_top)) return *fixed;
   const auto need_with = [&](std::int64_t min_bytes) {
     factor_options.left_looking_update_bytes = min_bytes;
     return static_cast<std::uint64_t>(factorization_need(a, symbolic, factor_options, options).total());
   };
   const bool can_look_left = factor_options.device == factor::FactorDevice::cpu && !factor_options.retain_update_blocks;
-  if (!can_look_left || need_with(factor::kNoLeftLookingTop) <= limit.bytes) return factor::kNoLeftLookingTop;
-  std::int64_t largest = 0;
-  for (Index s = 0; s < symbolic.supernode_count(); ++s) largest = std::max(largest, factor::update_block_bytes(symbolic, s));
-  std::int64_t best = factor::kNoLeftLookingTop;
+  std::int64_t best = factor::kDefaultLeftLookingUpdateBytes;
   std::uint64_t best_need = need_with(best);
-  for (std::int64_t min_bytes = largest; min_bytes >= 1; min_bytes /= 2) {
+  if (!can_look_left || best_need <= limit.bytes) return best;
+  constexpr std::int64_t kSmallestWorthIt = 4096;  // a block below a page frees no memory
+  for (std::int64_t min_bytes = best / 2; min_bytes >= kSmallestWorthIt; min_bytes /= 2) {
     const std::uint64_t need = need_with(min_bytes);
     if (need < best_need) {
       best = min_bytes;
@@ -135,10 +139,9 @@ std::int64_t choose_left_looking_top(const linalg::SymmetricCscMatrix& a, const 
     }
     if (need <= limit.bytes) break;
   }
-  if (best != factor::kNoLeftLookingTop) {
-    progress("the multifrontal update blocks would exceed the memory limit (" + limit.origin +
-             "); supernodes with update blocks of at least " + format_bytes(best) +
-             " and their ancestors are computed left-looking");
+  if (best != factor::kDefaultLeftLookingUpdateBytes) {
+    progress("the update blocks would exceed the memory limit (" + limit.origin + "); supernodes with update "
+             "blocks of at least " + format_bytes(best) + " and their ancestors are computed left-looking");
   }
   return best;
 }
@@ -394,6 +397,7 @@ int run_factor(const FactorCommandOptions& options, const MemoryLimit& limit) {
   // Created first, so that a folder that cannot be written is reported before any work.
   std::optional<plots::PlotDirectory> plots;
   if (!options.plot_dir.empty()) plots.emplace(options.plot_dir);
+  fixed_left_looking_top(options.left_looking_top);  // a malformed size is reported before any work
   const LoadedMatrix loaded = load_matrix(options, limit);
   const Index dofs = options.dofs_per_node > 0 ? options.dofs_per_node : loaded.default_dofs_per_node;
   if (loaded.matrix.size() % dofs != 0) {
@@ -548,8 +552,8 @@ void add_factor_command(CLI::App& app, CommandAction& action) {
   command->add_option("--left-looking-top", options->left_looking_top,
                       "auto, off or a size (e.g. 256M): supernodes whose multifrontal update block would take at "
                       "least that size, and their ancestors, are computed left-looking from L's columns, without "
-                      "update blocks - less memory. auto: only when the multifrontal factorization would exceed "
-                      "--max-memory")
+                      "update blocks - less memory, and faster on large 3-D problems. auto: 32M, lower where the "
+                      "factorization would exceed --max-memory")
       ->capture_default_str();
   command->add_option("--schur-device", options->schur_device,
                       "Where the dense Schur system is refactored and solved (gpu falls back to cpu with a message)")

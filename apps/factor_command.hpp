@@ -39,9 +39,9 @@ struct FactorCommandOptions {
   bool derivative = false;          ///< also compute L̇ (factor_derivative_report.hpp)
   std::string derivative_file;      ///< Ȧ from this file (implies derivative)
   std::string max_memory;           ///< --max-memory; empty = the available memory (memory_admission.hpp)
-  /// --left-looking-top: "auto" (left-looking top only when the multifrontal factorization would
-  /// exceed the memory limit), "off", or a size: update blocks of at least it and their
-  /// ancestors computed left-looking (factor/numeric/left_looking_top.hpp).
+  /// --left-looking-top: "auto" (the library's default, lower where the factorization would
+  /// exceed the memory limit), "off", or a size: supernodes with update blocks of at least it
+  /// and their ancestors computed left-looking (factor/numeric/left_looking_top.hpp).
   std::string left_looking_top = "auto";
   std::string plot_dir;             ///< non-empty: write SVG pictures and index.html here (plots/factor_plots.hpp)
 

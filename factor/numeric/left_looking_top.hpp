@@ -30,6 +30,15 @@ namespace cholsim::factor {
 /// FactorOptions::left_looking_update_bytes when no supernode is computed left-looking.
 inline constexpr std::int64_t kNoLeftLookingTop = std::numeric_limits<std::int64_t>::max();
 
+/// FactorOptions::left_looking_update_bytes by default: 32 MiB. On the 311K-DOF elasticity box
+/// at two threads (47 supernodes left-looking) the factorization took 16.8–17.1 s against
+/// 19.1–19.9 multifrontal and 1.1–1.4 GB less resident memory — fresh update-block pages cost
+/// this VM 0.4–0.8 s/GB, and the pulled updates are added once into L instead of through every
+/// front on the way up; 16–64 MiB did as well, 128 MiB (10 supernodes) less. Below it nothing
+/// changed measurably (32³ box: 9 supernodes; a 1400² 2-D Laplacian: none), 4 MiB made the
+/// 2-D Laplacian slower (docs/benchmarks.md, issue 23).
+inline constexpr std::int64_t kDefaultLeftLookingUpdateBytes = std::int64_t{32} << 20;
+
 class LeftLookingTop {
  public:
   /// No supernode left-looking: plain multifrontal.

@@ -25,6 +25,11 @@ cholsim_app_test(json_amd_ordering ARGS "factor|--builtin|laplacian:9,8,7|--orde
   JSON_KEYS "ordering_used" MAX_RESIDUAL 1e-10 STDOUT_REGEX "\"ordering_used\": \"amd\"")
 cholsim_app_test(json_nd_camd_ordering ARGS "factor|--builtin|elasticity:6,5,4|--ordering|nd-camd|--repeat|1|--json"
   JSON_KEYS "ordering_used" MAX_RESIDUAL 1e-10 STDOUT_REGEX "\"ordering_used\": \"nd-camd\"")
+# A left-looking top from 64 KiB update blocks (factor/numeric/left_looking_top.hpp) solves as well; off has none.
+cholsim_app_test(json_left_looking_top ARGS "factor|--builtin|elasticity:8,8,8|--left-looking-top|64k|--repeat|1|--threads|2|--json"
+  MAX_RESIDUAL 1e-10 STDOUT_REGEX "\"left_looking_supernodes\": [1-9]")
+cholsim_app_test(json_left_looking_top_off ARGS "factor|--builtin|elasticity:8,8,8|--left-looking-top|off|--repeat|1|--json"
+  MAX_RESIDUAL 1e-10 STDOUT_REGEX "\"left_looking_supernodes\": 0,")
 # The human report: sections of aligned "key: value" lines.
 cholsim_app_test(text_report ARGS "factor|--builtin|elasticity:3,3,3|--repeat|1"
   STDOUT_REGEX "matrix\n  source: +elasticity:3,3,3\n.*\n  residual \\|b-Ax\\|/\\|b\\|: +[0-9.e+-]+\n")

@@ -32,3 +32,10 @@ endforeach()
 # update-block prediction is exact is checked in tests/factor/numeric/test_memory_estimate.cpp).
 cholsim_app_test(factor_memory_report ARGS "factor|--builtin|elasticity:6,6,6|--threads|1|--repeat|1|--json"
   JSON_KEYS "predicted_memory_bytes|predicted_L_bytes|predicted_update_blocks_bytes|peak_resident_bytes|memory_limit")
+# Where the update blocks would not fit, the left-looking top takes more supernodes (issue 23):
+# the 20³ box needs 200 MiB multifrontal, 173 MiB with the top from 8 MiB blocks.
+cholsim_app_test(factor_left_looking_under_limit ARGS "factor|--builtin|elasticity:20,20,20|--max-memory|175M|--repeat|1|--json"
+  MAX_RESIDUAL 1e-10 STDERR_REGEX "supernodes with update blocks of at least [0-9,]+ \\([0-9.]+ MiB\\) and their ancestors are computed left-looking"
+  STDOUT_REGEX "\"left_looking_supernodes\": [1-9]")
+cholsim_refused_test(factor_bad_left_looking_top ARGS "factor|--builtin|elasticity:2,2,2|--left-looking-top|12Q"
+  STDERR_REGEX "--left-looking-top: '12Q' is not a size")
