@@ -444,7 +444,8 @@ int run_factor(const FactorCommandOptions& options, const MemoryLimit& limit) {
     progress("writing plots to " + plots->path().string() + "...");
     const plots::RunUpdatePeaks peaks{factor.stats().peak_update_bytes,
                                       factor::estimate_factor_memory(*symbolic, factor_options).peak_update_bytes,
-                                      factor.stats().threads, factor.retains_update_blocks()};
+                                      factor.stats().threads, factor.retains_update_blocks(),
+                                      factor::left_looking_top_for(*symbolic, factor_options)};
     plots::write_factor_plots(*plots, loaded.matrix, *symbolic, peaks, loaded.source);
   }
   Report report = build_report(options, loaded, dofs, symbolic->stats(), factor_seconds,

@@ -90,6 +90,11 @@ std::vector<std::string> stack_caption(const factor::UpdateStackProfile& stack, 
           format_bytes(run.measured_bytes) + ", " + std::to_string(run.threads) + " thread(s).",
       "Dotted orange: the peak predicted by the analysis for this schedule, " + format_bytes(run.predicted_bytes) +
           " (estimate_factor_memory)."};
+  if (!run.left_looking_top.empty()) {
+    lines.push_back("The " + std::to_string(run.left_looking_top.supernode_count()) +
+                    " supernodes of the left-looking top keep no block (they read L instead); the others keep only "
+                    "the columns their multifrontal ancestors need.");
+  }
   if (run.retained) {
     lines.push_back("This run retained update blocks for refactorization, so its measured figure holds the kept ones too.");
   } else if (run.threads > 1) {
@@ -103,7 +108,8 @@ std::vector<std::string> stack_caption(const factor::UpdateStackProfile& stack, 
 }  // namespace
 
 std::string update_stack_svg(const factor::Symbolic& symbolic, const RunUpdatePeaks& run, std::string_view title) {
-  const factor::UpdateStackProfile stack = factor::sequential_update_stack(symbolic);
+  const factor::UpdateStackProfile stack =
+      factor::sequential_update_stack(symbolic, run.left_looking_top.kept_columns());
   const std::vector<std::string> caption = stack_caption(stack, run);
   SvgDocument svg(frame.right() + 40.0, frame.bottom() + 60.0 + caption_height(caption), title);
   svg.add_text(frame.left, 24.0, title, {{"font-size", "15"}, {"font-weight", "bold"}});

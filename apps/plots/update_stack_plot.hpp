@@ -8,6 +8,7 @@
 #include <string_view>
 
 #include "factor/analysis/symbolic.hpp"
+#include "factor/numeric/left_looking_top.hpp"
 
 namespace cholsim::apps::plots {
 
@@ -17,6 +18,9 @@ struct RunUpdatePeaks {
   std::int64_t predicted_bytes = 0;  ///< MemoryEstimate::peak_update_bytes for the run's options
   int threads = 1;                   ///< FactorStats::threads
   bool retained = false;             ///< blocks were retained for refactorization (so never freed)
+  /// The run's left-looking top (factor/numeric/left_looking_top.hpp): its supernodes keep no
+  /// block, the others only their columns of multifrontal supernodes. Empty: whole blocks.
+  factor::LeftLookingTop left_looking_top;
 };
 
 std::string update_stack_svg(const factor::Symbolic& symbolic, const RunUpdatePeaks& run, std::string_view title);

@@ -9,7 +9,6 @@
 
 #include "factor/numeric/first_fit_placement.hpp"
 #include "factor/numeric/left_looking_top.hpp"
-#include "factor/numeric/multifrontal.hpp"
 #include "factor/numeric/tree_scheduler.hpp"
 #include "factor/numeric/update_stack_profile.hpp"
 #include "factor/update/update_block_retention.hpp"
@@ -138,13 +137,7 @@ MemoryEstimate estimate_factor_memory(const Symbolic& symbolic, const FactorOpti
   for (Index s = 0; s < count; ++s) cost[s] = symbolic.supernode_flops(s);
   const TreeSchedule schedule = plan_tree_schedule(symbolic, cost, threads);
   const LeftLookingTop top = left_looking_top_for(symbolic, options);
-  std::vector<std::int64_t> block_bytes(static_cast<std::size_t>(count));
-  for (Index s = 0; s < count; ++s) {
-    const Index size = symbolic.row_count(s) - symbolic.column_count(s);
-    const PanelLowerLayout layout = top.empty() ? PanelLowerLayout::for_size(size)
-                                                : PanelLowerLayout::for_size(size, top.kept_columns()[s]);
-    block_bytes[s] = layout.entries() * static_cast<std::int64_t>(sizeof(double));
-  }
+  const std::vector<std::int64_t> block_bytes = update_block_sizes(symbolic, top.kept_columns());
 
   LiveBlocks live(symbolic, block_bytes, kept);
   if (threads <= 1) {
@@ -171,7 +164,7 @@ MemoryEstimate estimate_factor_memory(const Symbolic& symbolic, const FactorOpti
   estimate.peak_update_bytes = live.peak();
   estimate.update_arena_bytes = live.arena_high_water();
   for (Index s = 0; s < count; ++s) {
-    if (!kept.empty() && kept[s]) estimate.retained_update_bytes += update_block_bytes(symbolic, s);
+    if (!kept.empty() && kept[s]) estimate.retained_update_bytes += block_bytes[s];
   }
   estimate.peak_update_bound_bytes = estimate.retained_update_bytes + any_order_bound(symbolic, block_bytes, kept);
   return estimate;

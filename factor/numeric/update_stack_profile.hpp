@@ -8,12 +8,19 @@
 #include <cstdint>
 #include <vector>
 
+#include <span>
+
 #include "factor/analysis/symbolic.hpp"
 
 namespace cholsim::factor {
 
-/// Bytes of supernode s's update block as the numeric factorization allocates it.
+/// Bytes of supernode s's whole update block as the numeric factorization allocates it.
 std::int64_t update_block_bytes(const Symbolic& symbolic, Index s);
+
+/// Bytes of every supernode's update block when block s keeps only its first kept_columns[s]
+/// columns (PanelLowerLayout; under a left-looking top, left_looking_top.hpp), every block
+/// whole when `kept_columns` is empty.
+std::vector<std::int64_t> update_block_sizes(const Symbolic& symbolic, std::span<const Index> kept_columns = {});
 
 struct UpdateStackProfile {
   /// Per supernode in postorder: bytes live while s holds its own new update block and its
@@ -25,7 +32,8 @@ struct UpdateStackProfile {
   Index peak_supernode = -1;  ///< the supernode whose computation reaches the peak (−1: none)
 };
 
-/// The update-block stack of a sequential postorder factorization of the whole tree.
-UpdateStackProfile sequential_update_stack(const Symbolic& symbolic);
+/// The update-block stack of a sequential postorder factorization of the whole tree, its
+/// blocks keeping `kept_columns` (update_block_sizes).
+UpdateStackProfile sequential_update_stack(const Symbolic& symbolic, std::span<const Index> kept_columns = {});
 
 }  // namespace cholsim::factor
