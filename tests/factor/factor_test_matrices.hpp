@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "factor/analysis/symbolic.hpp"
 #include "linalg/csc_matrix.hpp"
 #include "linalg/dense_matrix.hpp"
 #include "linalg/generators.hpp"
@@ -94,6 +95,13 @@ inline linalg::SymmetricCscMatrix elasticity_cube(Index cells) {
   linalg::ElasticityBoxOptions box;
   box.nx = box.ny = box.nz = cells;
   return linalg::elasticity_matrix(box);
+}
+
+/// The analysis of an elasticity matrix with its 3 DOFs a node ordered together.
+inline std::shared_ptr<const Symbolic> analyze_elasticity(const linalg::SymmetricCscMatrix& a) {
+  AnalyzeOptions options;
+  options.dofs_per_node = 3;
+  return analyze(a, options);
 }
 
 /// max |x − y| / max |y| over two equally long arrays.

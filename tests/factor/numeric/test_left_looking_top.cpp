@@ -17,12 +17,6 @@
 namespace cholsim::factor {
 namespace {
 
-std::shared_ptr<const Symbolic> analyze_cube_with_nodes(const linalg::SymmetricCscMatrix& a) {
-  AnalyzeOptions options;
-  options.dofs_per_node = 3;
-  return analyze(a, options);
-}
-
 std::int64_t largest_update_block_bytes(const Symbolic& symbolic) {
   std::int64_t largest = 0;
   for (Index s = 0; s < symbolic.supernode_count(); ++s) largest = std::max(largest, update_block_bytes(symbolic, s));
@@ -66,7 +60,7 @@ TEST(LeftLookingTop, MatchesMultifrontalOnEveryShapeAtEveryThreshold) {
 
 TEST(LeftLookingTop, MatchesMultifrontalOnAnElasticityBoxOnTwoThreads) {
   const linalg::SymmetricCscMatrix a = testing::elasticity_cube(8);
-  const auto symbolic = analyze_cube_with_nodes(a);
+  const auto symbolic = testing::analyze_elasticity(a);
   const std::int64_t largest = largest_update_block_bytes(*symbolic);
   for (const std::int64_t min_bytes : {std::int64_t{0}, largest / 16, largest / 2}) {
     SCOPED_TRACE(min_bytes);
@@ -77,7 +71,7 @@ TEST(LeftLookingTop, MatchesMultifrontalOnAnElasticityBoxOnTwoThreads) {
 
 TEST(LeftLookingTop, TopIsClosedUnderAncestorsAndBlocksKeepTheRest) {
   const linalg::SymmetricCscMatrix a = testing::elasticity_cube(6);
-  const auto symbolic = analyze_cube_with_nodes(a);
+  const auto symbolic = testing::analyze_elasticity(a);
   const Symbolic& sym = *symbolic;
   const LeftLookingTop top(sym, largest_update_block_bytes(sym) / 8);
   ASSERT_GT(top.supernode_count(), 0);
@@ -128,7 +122,7 @@ TEST(LeftLookingTop, TopIsClosedUnderAncestorsAndBlocksKeepTheRest) {
 
 TEST(LeftLookingTop, IsBitwiseReproducibleAcrossRunsAndThreadCounts) {
   const linalg::SymmetricCscMatrix a = testing::elasticity_cube(8);
-  const auto symbolic = analyze_cube_with_nodes(a);
+  const auto symbolic = testing::analyze_elasticity(a);
   const FactorOptions one{.threads = 1, .left_looking_update_bytes = largest_update_block_bytes(*symbolic) / 16};
   FactorOptions two = one;
   two.threads = 2;
@@ -138,7 +132,7 @@ TEST(LeftLookingTop, IsBitwiseReproducibleAcrossRunsAndThreadCounts) {
 
 TEST(LeftLookingTop, ReportsTheSameFailingPivotAsMultifrontal) {
   linalg::SymmetricCscMatrix a = testing::elasticity_cube(5);
-  const auto symbolic = analyze_cube_with_nodes(a);
+  const auto symbolic = testing::analyze_elasticity(a);
   // A negative pivot in a column eliminated in the middle of the top, and one near the root.
   for (const Index elimination_column : {symbolic->size() / 2, symbolic->size() - 2}) {
     linalg::SymmetricCscMatrix bad = a;
@@ -158,7 +152,7 @@ TEST(LeftLookingTop, ReportsTheSameFailingPivotAsMultifrontal) {
 
 TEST(LeftLookingTop, OneThreadMemoryPredictionIsExactAndSmaller) {
   const linalg::SymmetricCscMatrix a = testing::elasticity_cube(8);
-  const auto symbolic = analyze_cube_with_nodes(a);
+  const auto symbolic = testing::analyze_elasticity(a);
   const FactorOptions options{.threads = 1, .left_looking_update_bytes = largest_update_block_bytes(*symbolic) / 16};
   const MemoryEstimate estimate = estimate_factor_memory(*symbolic, options);
   const MemoryEstimate multifrontal = estimate_factor_memory(*symbolic, {.threads = 1});
@@ -176,7 +170,7 @@ TEST(LeftLookingTop, OneThreadMemoryPredictionIsExactAndSmaller) {
 
 TEST(LeftLookingTop, IsNotUsedWhereBlocksAreRetainedOrForASchurSet) {
   const linalg::SymmetricCscMatrix a = testing::elasticity_cube(5);
-  const auto symbolic = analyze_cube_with_nodes(a);
+  const auto symbolic = testing::analyze_elasticity(a);
   Factor retaining(symbolic);
   ASSERT_TRUE(retaining.factorize(a, {.retain_update_blocks = true, .left_looking_update_bytes = 0}).ok());
   EXPECT_EQ(retaining.stats().left_looking_supernodes, 0);

@@ -14,12 +14,6 @@
 namespace cholsim::factor {
 namespace {
 
-std::shared_ptr<const Symbolic> analyze_box(const linalg::SymmetricCscMatrix& a) {
-  AnalyzeOptions options;
-  options.dofs_per_node = 3;
-  return analyze(a, options);
-}
-
 void expect_one_thread_prediction_exact(const linalg::SymmetricCscMatrix& a, const std::shared_ptr<const Symbolic>& symbolic,
                                         const FactorOptions& options) {
   const MemoryEstimate estimate = estimate_factor_memory(*symbolic, options);
@@ -50,7 +44,7 @@ TEST(MemoryEstimate, OneThreadPeakIsExactOnEveryShape) {
 
 TEST(MemoryEstimate, OneThreadPeakIsExactWithRetainedBlocks) {
   const linalg::SymmetricCscMatrix a = testing::elasticity_cube(6);
-  const auto symbolic = analyze_box(a);
+  const auto symbolic = testing::analyze_elasticity(a);
   for (const double min_flops : {0.0, 100.0}) {
     SCOPED_TRACE(min_flops);
     const FactorOptions options{.threads = 1, .retain_update_blocks = true, .retain_min_flops_per_entry = min_flops};
@@ -61,7 +55,7 @@ TEST(MemoryEstimate, OneThreadPeakIsExactWithRetainedBlocks) {
 
 TEST(MemoryEstimate, BoundHoldsForTheMeasuredTwoThreadPeak) {
   const linalg::SymmetricCscMatrix a = testing::elasticity_cube(8);
-  const auto symbolic = analyze_box(a);
+  const auto symbolic = testing::analyze_elasticity(a);
   const MemoryEstimate estimate = estimate_factor_memory(*symbolic, {.threads = 2});
   for (int run = 0; run < 3; ++run) {
     Factor factor(symbolic);
@@ -74,7 +68,7 @@ TEST(MemoryEstimate, BoundHoldsForTheMeasuredTwoThreadPeak) {
 
 TEST(MemoryEstimate, SymbolicBytesCoverItsPerColumnArrays) {
   const linalg::SymmetricCscMatrix a = testing::elasticity_cube(4);
-  const auto symbolic = analyze_box(a);
+  const auto symbolic = testing::analyze_elasticity(a);
   // At least the permutation and its inverse, and the row structure of every supernode.
   std::int64_t rows = 0;
   for (Index s = 0; s < symbolic->supernode_count(); ++s) rows += symbolic->row_count(s);
