@@ -126,7 +126,7 @@ std::int64_t choose_left_looking_top(const linalg::SymmetricCscMatrix& a, const 
     factor_options.left_looking_update_bytes = min_bytes;
     return static_cast<std::uint64_t>(factorization_need(a, symbolic, factor_options, options).total());
   };
-  const bool can_look_left = factor_options.device == factor::FactorDevice::cpu && !factor_options.retain_update_blocks;
+  const bool can_look_left = factor::left_looking_top_allowed(symbolic, factor_options);
   std::int64_t best = factor::kDefaultLeftLookingUpdateBytes;
   std::uint64_t best_need = need_with(best);
   if (!can_look_left || best_need <= limit.bytes) return best;

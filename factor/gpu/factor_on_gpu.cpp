@@ -18,6 +18,10 @@ using Clock = std::chrono::steady_clock;
 
 }  // namespace
 
+bool automatic_device_picks_gpu(const Symbolic& symbolic, const FactorOptions& options) {
+  return symbolic.schur_size() == 0 && symbolic.stats().flops >= options.gpu_min_total_flops && gpu_available();
+}
+
 bool Factor::compute_with_gpu(const linalg::SymmetricCscMatrix& a, std::span<const char> active,
                               const FactorOptions& options, UpdateBlockStore& updates, std::vector<double>& seconds) {
   const Symbolic& sym = *symbolic_;
@@ -26,8 +30,7 @@ bool Factor::compute_with_gpu(const linalg::SymmetricCscMatrix& a, std::span<con
     std::string why_not;
     const bool usable = options.device != FactorDevice::cpu && gpu_available(&why_not);
     const bool wanted = options.device == FactorDevice::gpu ||
-                        (options.device == FactorDevice::automatic && usable && sym.schur_size() == 0 &&
-                         sym.stats().flops >= options.gpu_min_total_flops);
+                        (options.device == FactorDevice::automatic && automatic_device_picks_gpu(sym, options));
     if (!wanted) {
       gpu_.reset();
       return false;

@@ -190,9 +190,15 @@ linalg::CscMatrix Factor::factor_matrix() const {
   return supernodal_matrix(*symbolic_, values_);
 }
 
+bool left_looking_top_allowed(const Symbolic& symbolic, const FactorOptions& options, bool with_derivative) {
+  const bool on_gpu = options.device == FactorDevice::gpu ||
+                      (options.device == FactorDevice::automatic && automatic_device_picks_gpu(symbolic, options));
+  return !on_gpu && !options.retain_update_blocks && !with_derivative && symbolic.schur_size() == 0;
+}
+
 LeftLookingTop left_looking_top_for(const Symbolic& symbolic, const FactorOptions& options, bool with_derivative) {
-  if (options.device != FactorDevice::cpu || options.retain_update_blocks || with_derivative) return {};
-  return {symbolic, options.left_looking_update_bytes};  // none with a Schur set
+  if (!left_looking_top_allowed(symbolic, options, with_derivative)) return {};
+  return {symbolic, options.left_looking_update_bytes};
 }
 
 linalg::CscMatrix supernodal_matrix(const Symbolic& sym, std::span<const double> values) {

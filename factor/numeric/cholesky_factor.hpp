@@ -126,9 +126,17 @@ FactorStatus check_matrix(const Symbolic& symbolic, const linalg::SymmetricCscMa
 /// order, reported in user numbering, or ok.
 FactorStatus first_pivot_failure(const Symbolic& symbolic, std::span<const int> failing_column);
 
+/// FactorDevice::automatic's choice: the GPU when one is usable, there is no Schur set and the
+/// analysis predicts at least gpu_min_total_flops.
+bool automatic_device_picks_gpu(const Symbolic& symbolic, const FactorOptions& options);
+
+/// Whether a factorize with `options` may compute a left-looking top: not where the GPU computes
+/// (FactorDevice::gpu, or automatic choosing it), with retained blocks, with a Schur set, or
+/// for the factorization with derivative (`with_derivative`).
+bool left_looking_top_allowed(const Symbolic& symbolic, const FactorOptions& options, bool with_derivative = false);
+
 /// The left-looking top a factorize with `options` uses (FactorOptions::left_looking_update_bytes):
-/// empty on a device other than the CPU, with retained blocks, with a Schur set, and for the
-/// factorization with derivative (`with_derivative`).
+/// empty where left_looking_top_allowed says no.
 LeftLookingTop left_looking_top_for(const Symbolic& symbolic, const FactorOptions& options, bool with_derivative = false);
 
 /// A factor (or its derivative) in supernodal layout as a CSC matrix in elimination numbering,

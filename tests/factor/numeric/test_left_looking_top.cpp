@@ -168,13 +168,19 @@ TEST(LeftLookingTop, OneThreadMemoryPredictionIsExactAndSmaller) {
                                                 estimate.left_looking_workspace_bytes + estimate.bookkeeping_bytes);
 }
 
-TEST(LeftLookingTop, IsNotUsedWhereBlocksAreRetainedOrForASchurSet) {
+TEST(LeftLookingTop, IsNotUsedWhereBlocksAreRetainedOrForASchurSetButOnAnAutomaticCpu) {
   const linalg::SymmetricCscMatrix a = testing::elasticity_cube(5);
   const auto symbolic = testing::analyze_elasticity(a);
   Factor retaining(symbolic);
   ASSERT_TRUE(retaining.factorize(a, {.retain_update_blocks = true, .left_looking_update_bytes = 0}).ok());
   EXPECT_EQ(retaining.stats().left_looking_supernodes, 0);
   EXPECT_TRUE(left_looking_top_for(*symbolic, {.left_looking_update_bytes = 0}, true).empty());
+
+  // The automatic device on a problem below gpu_min_total_flops computes on the CPU: with the top.
+  Factor automatic(symbolic);
+  ASSERT_LT(symbolic->stats().flops, FactorOptions{}.gpu_min_total_flops);
+  ASSERT_TRUE(automatic.factorize(a, {.left_looking_update_bytes = 0, .device = FactorDevice::automatic}).ok());
+  EXPECT_EQ(automatic.stats().left_looking_supernodes, symbolic->supernode_count());
 
   AnalyzeOptions with_schur;
   with_schur.dofs_per_node = 3;
