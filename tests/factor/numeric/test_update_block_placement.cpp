@@ -2,7 +2,10 @@
 // the arena built on it (first_fit_placement.hpp, update_block_arena.hpp).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
+#include <string>
+#include <vector>
 #include <set>
 
 #include "factor/numeric/first_fit_placement.hpp"
@@ -33,6 +36,30 @@ TEST(PanelLowerLayout, EveryLowerEntryHasItsOwnSlotInsideTheBlock) {
   EXPECT_EQ(PanelLowerLayout::for_size(512).panel_width, 128);
   EXPECT_EQ(PanelLowerLayout::for_size(1024).panel_width, 256);
   EXPECT_EQ(PanelLowerLayout::for_size(100000).panel_width, 256);
+}
+
+// A block keeping its first columns (under a left-looking top) is a prefix of the whole one:
+// same slots for the kept columns, all inside entries(), which grows with the kept columns.
+TEST(PanelLowerLayout, KeptColumnsAreAPrefixOfTheWholeBlock) {
+  for (const Index size : {Index{1}, Index{100}, Index{600}, Index{2200}}) {
+    const PanelLowerLayout whole = PanelLowerLayout::for_size(size);
+    std::vector<Index> kept_counts{0, 1, size / 3, whole.panel_width, size - 1, size, size + 5};
+    std::sort(kept_counts.begin(), kept_counts.end());
+    std::int64_t previous = 0;
+    for (const Index kept : kept_counts) {
+      SCOPED_TRACE(std::to_string(size) + " rows, " + std::to_string(kept) + " kept");
+      const PanelLowerLayout layout = PanelLowerLayout::for_size(size, kept);
+      EXPECT_EQ(layout.columns(), std::min(kept, size));
+      EXPECT_GE(layout.entries(), previous);
+      previous = layout.entries();
+      for (Index j = 0; j < layout.columns(); j += 7) {
+        EXPECT_EQ(layout.column_offset(j), whole.column_offset(j));
+        EXPECT_LT(layout.column_offset(j) + (size - 1 - j), layout.entries());
+      }
+    }
+    EXPECT_EQ(PanelLowerLayout::for_size(size, 0).entries(), 0);
+    EXPECT_EQ(PanelLowerLayout::for_size(size, size).entries(), whole.entries());
+  }
 }
 
 TEST(FirstFitPlacement, PlacesAtTheLowestGapThatFitsAndMergesGaps) {
