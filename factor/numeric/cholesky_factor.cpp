@@ -193,7 +193,7 @@ linalg::CscMatrix Factor::factor_matrix() const {
 bool left_looking_top_allowed(const Symbolic& symbolic, const FactorOptions& options, bool with_derivative) {
   const bool on_gpu = options.device == FactorDevice::gpu ||
                       (options.device == FactorDevice::automatic && automatic_device_picks_gpu(symbolic, options));
-  return !on_gpu && !options.retain_update_blocks && !with_derivative && symbolic.schur_size() == 0;
+  return !on_gpu && !options.retain_update_blocks && !with_derivative;
 }
 
 LeftLookingTop left_looking_top_for(const Symbolic& symbolic, const FactorOptions& options, bool with_derivative) {

@@ -68,7 +68,7 @@ struct FactorOptions {
   /// columns, without an update block (left_looking_top.hpp): a smaller peak, and faster on
   /// large 3-D problems (kDefaultLeftLookingUpdateBytes says by how much). Lower it for a
   /// factorization whose update blocks would not fit; kNoLeftLookingTop: none. Applies to
-  /// factorize on the CPU without retained blocks, derivative or Schur set only.
+  /// factorize (a partial one too) on the CPU without retained blocks or derivative only.
   std::int64_t left_looking_update_bytes = kDefaultLeftLookingUpdateBytes;
 
   /// Where to compute (issue 22). A refactorize() runs where the retaining factorize ran. The
@@ -131,8 +131,8 @@ FactorStatus first_pivot_failure(const Symbolic& symbolic, std::span<const int> 
 bool automatic_device_picks_gpu(const Symbolic& symbolic, const FactorOptions& options);
 
 /// Whether a factorize with `options` may compute a left-looking top: not where the GPU computes
-/// (FactorDevice::gpu, or automatic choosing it), with retained blocks, with a Schur set, or
-/// for the factorization with derivative (`with_derivative`).
+/// (FactorDevice::gpu, or automatic choosing it), with retained blocks, or for the
+/// factorization with derivative (`with_derivative`).
 bool left_looking_top_allowed(const Symbolic& symbolic, const FactorOptions& options, bool with_derivative = false);
 
 /// The left-looking top a factorize with `options` uses (FactorOptions::left_looking_update_bytes):

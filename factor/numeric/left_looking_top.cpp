@@ -88,7 +88,7 @@ void pull_piece(const Symbolic& symbolic, const LeftLookingTop::Source& source, 
 
 LeftLookingTop::LeftLookingTop(const Symbolic& symbolic, std::int64_t min_update_bytes) {
   const Index count = symbolic.supernode_count();
-  if (min_update_bytes == kNoLeftLookingTop || symbolic.schur_size() > 0) return;
+  if (min_update_bytes == kNoLeftLookingTop) return;
   left_looking_.assign(static_cast<std::size_t>(count), 0);
   for (Index s = 0; s < count; ++s) {
     if (update_block_bytes(symbolic, s) >= min_update_bytes) left_looking_[s] = 1;
@@ -174,6 +174,9 @@ int compute_left_looking_supernode(const Symbolic& symbolic, const LeftLookingTo
   double* front = factor_values.data() + symbolic.value_offset(t);
   assemble_front(symbolic, t, a_values, updates, front);
   pull_updates(symbolic, top, t, factor_values);
+  // A partial factorization keeps the Schur supernode's front, S = A22 − L21·L21ᵀ, unfactored
+  // (seed 004 §4.3, as compute_supernode does).
+  if (symbolic.is_schur_supernode(t)) return 0;
   return factor_front_columns({front, symbolic.row_count(t), symbolic.column_count(t), symbolic.row_count(t)});
 }
 

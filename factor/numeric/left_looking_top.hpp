@@ -44,8 +44,8 @@ class LeftLookingTop {
   /// No supernode left-looking: plain multifrontal.
   LeftLookingTop() = default;
   /// The supernodes whose whole update block takes at least `min_update_bytes`
-  /// (update_block_bytes) and their ancestors; the Schur supernode of a partial
-  /// factorization is never one (it is assembled, not factored).
+  /// (update_block_bytes) and their ancestors. The Schur supernode of a partial factorization,
+  /// the root, is one of them whenever any is: it pulls its updates into S and is not factored.
   LeftLookingTop(const Symbolic& symbolic, std::int64_t min_update_bytes);
 
   [[nodiscard]] bool empty() const { return count_ == 0; }
@@ -94,7 +94,8 @@ class UpdateBlockStore;
 
 /// Computes left-looking supernode t in place in `factor_values`: its front from A's entries
 /// (its children keep no update-block columns for it in `updates`), the pulled updates, then
-/// potrf + trsm. Returns 0 or the 1-based column within t whose pivot was not positive.
+/// potrf + trsm (not for the Schur supernode, whose front is S). Returns 0 or the 1-based
+/// column within t whose pivot was not positive.
 int compute_left_looking_supernode(const Symbolic& symbolic, const LeftLookingTop& top, Index t,
                                    std::span<const double> a_values, std::span<double> factor_values,
                                    const UpdateBlockStore& updates);

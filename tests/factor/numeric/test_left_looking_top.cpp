@@ -168,7 +168,7 @@ TEST(LeftLookingTop, OneThreadMemoryPredictionIsExactAndSmaller) {
                                                 estimate.left_looking_workspace_bytes + estimate.bookkeeping_bytes);
 }
 
-TEST(LeftLookingTop, IsNotUsedWhereBlocksAreRetainedOrForASchurSetButOnAnAutomaticCpu) {
+TEST(LeftLookingTop, AppliesToFullAndPartialCpuFactorizationsButNotWithRetainedBlocksOrDerivative) {
   const linalg::SymmetricCscMatrix a = testing::elasticity_cube(5);
   const auto symbolic = testing::analyze_elasticity(a);
   Factor retaining(symbolic);
@@ -182,10 +182,18 @@ TEST(LeftLookingTop, IsNotUsedWhereBlocksAreRetainedOrForASchurSetButOnAnAutomat
   ASSERT_TRUE(automatic.factorize(a, {.left_looking_update_bytes = 0, .device = FactorDevice::automatic}).ok());
   EXPECT_EQ(automatic.stats().left_looking_supernodes, symbolic->supernode_count());
 
+  // A partial factorization: its Schur supernode pulls into S and stays unfactored.
   AnalyzeOptions with_schur;
   with_schur.dofs_per_node = 3;
   for (Index i = 0; i < 30; ++i) with_schur.schur_set.push_back(i);
-  EXPECT_TRUE(LeftLookingTop(*analyze(a, with_schur), 0).empty());
+  const auto partial = analyze(a, with_schur);
+  const LeftLookingTop top(*partial, 0);
+  EXPECT_TRUE(top.is_left_looking(partial->eliminated_supernode_count()));
+  EXPECT_TRUE(factor_values(partial, a, {.left_looking_update_bytes = 0}) ==
+              factor_values(partial, a, {.left_looking_update_bytes = 0, .device = FactorDevice::automatic}));
+  EXPECT_LT(testing::relative_max_difference(factor_values(partial, a, {.left_looking_update_bytes = 0}),
+                                             factor_values(partial, a, {.left_looking_update_bytes = kNoLeftLookingTop})),
+            1e-12);
 }
 
 }  // namespace

@@ -135,11 +135,16 @@ TEST(SchurComplement, EqualsDenseSchurComplementOnEveryTestShape) {
             OrderingMethod::minimum_degree, OrderingMethod::automatic, OrderingMethod::natural}) {
         SCOPED_TRACE(name + " m=" + std::to_string(m) + " " + std::string(to_string(ordering)));
         const std::vector<Index> schur = random_schur_set(n, m, static_cast<unsigned>(n * 31 + m));
-        SchurComplementFactor partial(analyze_with_schur(a, schur, ordering));
-        ASSERT_TRUE(partial.factorize(a).ok()) << partial.status().message;
-        ASSERT_EQ(partial.schur_size(), m);
-        EXPECT_TRUE(std::equal(schur.begin(), schur.end(), partial.schur_set().begin()));
-        EXPECT_LE(relative_lower_difference(partial.schur_complement(), dense_schur_complement(a, schur)), 1e-11);
+        const auto symbolic = analyze_with_schur(a, schur, ordering);
+        // Multifrontal, and with every supernode left-looking (left_looking_top.hpp).
+        for (const std::int64_t top_from : {kNoLeftLookingTop, std::int64_t{0}}) {
+          SchurComplementFactor partial(symbolic);
+          ASSERT_TRUE(partial.factorize(a, {.left_looking_update_bytes = top_from}).ok()) << partial.status().message;
+          ASSERT_EQ(partial.schur_size(), m);
+          EXPECT_TRUE(std::equal(schur.begin(), schur.end(), partial.schur_set().begin()));
+          EXPECT_LE(relative_lower_difference(partial.schur_complement(), dense_schur_complement(a, schur)), 1e-11)
+              << top_from;
+        }
       }
     }
   }
