@@ -87,8 +87,13 @@ void pull_piece(const Symbolic& symbolic, const LeftLookingTop::Source& source, 
 }  // namespace
 
 LeftLookingTop::LeftLookingTop(const Symbolic& symbolic, std::int64_t min_update_bytes) {
-  const Index count = symbolic.supernode_count();
   if (min_update_bytes == kNoLeftLookingTop) return;
+  mark_supernodes(symbolic, min_update_bytes);
+  if (count_ > 0) collect_sources(symbolic);
+}
+
+void LeftLookingTop::mark_supernodes(const Symbolic& symbolic, std::int64_t min_update_bytes) {
+  const Index count = symbolic.supernode_count();
   left_looking_.assign(static_cast<std::size_t>(count), 0);
   for (Index s = 0; s < count; ++s) {
     if (update_block_bytes(symbolic, s) >= min_update_bytes) left_looking_[s] = 1;
@@ -97,14 +102,15 @@ LeftLookingTop::LeftLookingTop(const Symbolic& symbolic, std::int64_t min_update
     if (left_looking_[s] && symbolic.parent(s) != -1) left_looking_[symbolic.parent(s)] = 1;
   }
   count_ = static_cast<Index>(std::count(left_looking_.begin(), left_looking_.end(), 1));
-  if (count_ == 0) {
-    left_looking_.clear();
-    return;
-  }
+  if (count_ == 0) left_looking_.clear();
+}
 
+void LeftLookingTop::collect_sources(const Symbolic& symbolic) {
+  const Index count = symbolic.supernode_count();
   const std::vector<Index> owner = column_owners(symbolic);
   kept_columns_.assign(static_cast<std::size_t>(count), 0);
   source_ptr_.assign(static_cast<std::size_t>(count) + 1, 0);
+  // Counting pass: one source per supernode d and run of its rows in one left-looking target.
   std::vector<Index> first_row(static_cast<std::size_t>(count));
   for (Index d = 0; d < count; ++d) {
     first_row[d] = first_left_looking_row(symbolic, d, owner, left_looking_);

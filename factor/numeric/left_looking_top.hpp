@@ -72,6 +72,11 @@ class LeftLookingTop {
   [[nodiscard]] std::int64_t workspace_bytes_per_thread(const Symbolic& symbolic) const;
 
  private:
+  // The supernodes with blocks of at least `min_update_bytes`, closed under ancestors.
+  void mark_supernodes(const Symbolic& symbolic, std::int64_t min_update_bytes);
+  // The kept columns of every block and the sources of every left-looking supernode.
+  void collect_sources(const Symbolic& symbolic);
+
   Index count_ = 0;
   std::vector<char> left_looking_;
   std::vector<Index> kept_columns_;
