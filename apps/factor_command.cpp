@@ -89,7 +89,8 @@ MemoryNeed factorization_need(const linalg::SymmetricCscMatrix& a, const factor:
   if (estimate.left_looking_workspace_bytes > 0) {
     need.items.emplace_back("pull workspace", estimate.left_looking_workspace_bytes);
   }
-  // The experiments after it factor multifrontal (left_looking_top_for): L and its blocks once more.
+  // The experiments after it: L and its whole update blocks once more (the derivative
+  // factorization has no left-looking top; for the partial one it is an upper bound).
   const auto one_more = [&] {
     factor::FactorOptions multifrontal = factor_options;
     multifrontal.left_looking_update_bytes = factor::kNoLeftLookingTop;

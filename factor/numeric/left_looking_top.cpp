@@ -140,8 +140,7 @@ void LeftLookingTop::collect_sources(const Symbolic& symbolic) {
 
 std::int64_t LeftLookingTop::workspace_bytes_per_thread(const Symbolic& symbolic) const {
   if (empty()) return 0;
-  std::int64_t largest_front = 0;
-  for (Index s = 0; s < symbolic.supernode_count(); ++s) largest_front = std::max<std::int64_t>(largest_front, symbolic.row_count(s));
+  const std::int64_t largest_front = symbolic.stats().largest_front;  // bounds a product's rows
   return workspace_entries_ * static_cast<std::int64_t>(sizeof(double)) +
          (largest_front + symbolic.size()) * static_cast<std::int64_t>(sizeof(Index));
 }

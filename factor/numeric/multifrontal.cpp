@@ -175,15 +175,13 @@ void UpdateBlockStore::release(Index s) {
   b.entries = 0;
 }
 
-PanelLowerLayout UpdateBlockStore::layout(Index s) const {
-  const Index size = symbolic_.row_count(s) - symbolic_.column_count(s);
-  return kept_columns_.empty() ? PanelLowerLayout::for_size(size) : PanelLowerLayout::for_size(size, kept_columns_[s]);
-}
+PanelLowerLayout UpdateBlockStore::layout(Index s) const { return update_layout(symbolic_, s, kept_columns_); }
 
 std::int64_t UpdateBlockStore::arena_bytes() const { return arena_ ? arena_->high_water_bytes() : 0; }
 
-PanelLowerLayout update_layout(const Symbolic& symbolic, Index s) {
-  return PanelLowerLayout::for_size(symbolic.row_count(s) - symbolic.column_count(s));
+PanelLowerLayout update_layout(const Symbolic& symbolic, Index s, std::span<const Index> kept_columns) {
+  const Index size = symbolic.row_count(s) - symbolic.column_count(s);
+  return kept_columns.empty() ? PanelLowerLayout::for_size(size) : PanelLowerLayout::for_size(size, kept_columns[s]);
 }
 
 std::vector<Index> assemble_front(const Symbolic& symbolic, Index s, std::span<const double> a_values,

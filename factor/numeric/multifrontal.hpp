@@ -112,8 +112,9 @@ class UpdateBlockStore {
   std::atomic<std::int64_t> peak_bytes_{0};
 };
 
-/// The layout of supernode s's whole update block ((m−k)×(m−k) lower triangle).
-PanelLowerLayout update_layout(const Symbolic& symbolic, Index s);
+/// The layout of supernode s's update block ((m−k)×(m−k) lower triangle): whole, or keeping
+/// its first kept_columns[s] columns when `kept_columns` is given (left_looking_top.hpp).
+PanelLowerLayout update_layout(const Symbolic& symbolic, Index s, std::span<const Index> kept_columns = {});
 
 /// Assembles supernode s's m×k front (column-major, leading dimension m) in `front`: zero,
 /// A's entries of s's columns from `a_values`, and the extend-add of the children's update

@@ -11,10 +11,7 @@ std::int64_t update_block_bytes(const Symbolic& symbolic, Index s) {
 std::vector<std::int64_t> update_block_sizes(const Symbolic& symbolic, std::span<const Index> kept_columns) {
   std::vector<std::int64_t> bytes(static_cast<std::size_t>(symbolic.supernode_count()));
   for (Index s = 0; s < symbolic.supernode_count(); ++s) {
-    const Index size = symbolic.row_count(s) - symbolic.column_count(s);
-    const PanelLowerLayout layout = kept_columns.empty() ? PanelLowerLayout::for_size(size)
-                                                         : PanelLowerLayout::for_size(size, kept_columns[s]);
-    bytes[s] = layout.entries() * static_cast<std::int64_t>(sizeof(double));
+    bytes[s] = update_layout(symbolic, s, kept_columns).entries() * static_cast<std::int64_t>(sizeof(double));
   }
   return bytes;
 }
